@@ -1,0 +1,81 @@
+package io.rdmanio.core.engine;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+
+/**
+ * One side of a fabric connection: a reliable, ordered byte stream with NIO's non-blocking contract.
+ *
+ * <p>Thread-safety: one reader and one writer may work at once (the selector module holds NIO's read and
+ * write locks above this); {@link #close()} and {@link #abort()} may be called from any thread at any time and
+ * wake every waiter. No method blocks except {@link #await}.
+ */
+public interface Connection extends AutoCloseable {
+
+    /**
+     * Completes a pending connect.
+     *
+     * @return {@code true} when connected, {@code false} while the handshake is still under way
+     * @throws java.net.ConnectException if the peer refused (no listener at that address) or the handshake
+     *         failed; the message names the cause
+     */
+    boolean finishConnect() throws IOException;
+
+    boolean isConnected();
+
+    /**
+     * Copies received bytes into {@code dsts[offset..offset+length)} in order.
+     *
+     * @return the bytes read; 0 if none are available; -1 once the peer's FIN has been read (or input shut down)
+     * @throws IOException if the connection failed (reset by the peer, a protocol violation, a fabric error);
+     *         the message names the cause, and the failure is sticky
+     */
+    long read(ByteBuffer[] dsts, int offset, int length) throws IOException;
+
+    /**
+     * Takes bytes from {@code srcs[offset..offset+length)} for sending; small writes are coalesced, large ones
+     * split into frames. Never blocks.
+     *
+     * @return the bytes taken; 0 when there is no send credit or staging room (OP_WRITE becomes ready when there is)
+     * @throws IOException after {@link #shutdownOutput()} or a failure
+     */
+    long write(ByteBuffer[] srcs, int offset, int length) throws IOException;
+
+    /** Sends FIN after the bytes already written; later writes fail. Idempotent. */
+    void shutdownOutput() throws IOException;
+
+    /** Later reads return -1; bytes that arrive afterwards are discarded (their credit still returns). */
+    void shutdownInput() throws IOException;
+
+    /** The ready operations now: a subset of READ, WRITE and CONNECT, without driving progress. */
+    int readyOps();
+
+    /**
+     * Waits until one of {@code ops} is ready, driving progress: polls, spins for the engine's budget, then
+     * parks until a completion, {@link #close()} or the timeout.
+     *
+     * @param timeoutNanos at most this long; {@code Long.MAX_VALUE} for no limit
+     * @return the ready subset of {@code ops}, or 0 on timeout, on interrupt (the interrupt status is kept)
+     *         or when the connection was closed locally
+     */
+    int await(int ops, long timeoutNanos) throws IOException;
+
+    void addReadinessListener(ReadinessListener listener);
+
+    void removeReadinessListener(ReadinessListener listener);
+
+    InetSocketAddress localAddress();
+
+    InetSocketAddress remoteAddress();
+
+    /** The engine this connection belongs to. */
+    Engine engine();
+
+    /** Orderly close: FIN after pending bytes, then disconnect; frees every resource. Idempotent, never blocks. */
+    @Override
+    void close();
+
+    /** Abortive close (SO_LINGER 0): disconnect at once; the peer reads "connection reset". */
+    void abort();
+}

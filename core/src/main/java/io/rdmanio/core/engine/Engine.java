@@ -1,0 +1,54 @@
+package io.rdmanio.core.engine;
+
+import io.rdmanio.core.fabric.Notifier;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+
+/**
+ * The connection engine over one fabric: its registered buffer pool, completion queue and event channel.
+ *
+ * <p>Thread-safe. {@link #progress()} may be called by any thread; concurrent callers do not block each other
+ * (one polls, the others return).
+ */
+public interface Engine extends AutoCloseable {
+
+    /** The fabric's name: {@code loopback}, {@code shm} or {@code disni}. */
+    String fabricName();
+
+    /**
+     * Listens on {@code local} (port 0 picks one).
+     *
+     * @throws java.net.BindException if the address is in use on this fabric
+     */
+    Listener listen(InetSocketAddress local, int backlog, ConnectionOptions options) throws IOException;
+
+    /**
+     * Starts connecting to {@code remote}; {@link Connection#finishConnect()} reports the outcome.
+     * Never blocks.
+     */
+    Connection connect(InetSocketAddress remote, ConnectionOptions options) throws IOException;
+
+    /**
+     * Polls completions and connection-manager events, updates readiness, reposts receives and sends credit.
+     * Never blocks, never allocates in steady state.
+     *
+     * @return how much work was done (0 when there was nothing to do)
+     */
+    int progress();
+
+    /**
+     * Arms the fabric's notification: {@code notifier} runs once when there is new work for {@link #progress()}.
+     *
+     * @return {@code false} if work is already pending (call {@link #progress()} instead of blocking)
+     */
+    boolean arm(Notifier notifier);
+
+    /** How long a blocking wait spins, calling {@link #progress()}, before it arms and blocks. */
+    long spinNanos();
+
+    /** Counters since the engine opened. */
+    EngineStats stats();
+
+    @Override
+    void close();
+}

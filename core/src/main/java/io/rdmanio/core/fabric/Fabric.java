@@ -1,0 +1,37 @@
+package io.rdmanio.core.fabric;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * One opened fabric: the factory of every verbs object (a protection domain and a device context in verbs terms).
+ *
+ * <p>Thread-safe. Objects created by one fabric must not be mixed with another's.
+ */
+public interface Fabric extends AutoCloseable {
+
+    /** The fabric's configuration name: {@code loopback}, {@code shm} or {@code disni}. */
+    String name();
+
+    /**
+     * Registers memory once, for the life of the region. Never called on the data path.
+     *
+     * @param buffer a direct buffer; the region covers its position to its limit
+     * @param access a bit set of {@link MemoryRegion#LOCAL_WRITE}, {@link MemoryRegion#REMOTE_WRITE},
+     *               {@link MemoryRegion#REMOTE_READ}; the least access the region needs
+     */
+    MemoryRegion register(ByteBuffer buffer, int access) throws IOException;
+
+    /** Creates a completion queue with room for {@code entries} completions; overflowing it is a fatal error. */
+    CompletionQueue createCompletionQueue(int entries) throws IOException;
+
+    /** Creates a channel on which connection-manager events of the ids bound to it are delivered. */
+    EventChannel createEventChannel() throws IOException;
+
+    /** Creates a connection-manager id whose events arrive on {@code events}. */
+    CmId createId(EventChannel events) throws IOException;
+
+    /** Closes the fabric; objects still open are closed with it. */
+    @Override
+    void close() throws IOException;
+}

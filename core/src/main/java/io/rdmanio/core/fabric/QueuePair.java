@@ -1,0 +1,51 @@
+package io.rdmanio.core.fabric;
+
+import java.io.IOException;
+
+/**
+ * A reliable connected queue pair. Work requests are given as primitives so posting never allocates.
+ *
+ * <p>Posting is thread-safe but the engine serializes it per connection. A post on a queue pair in the error
+ * state, or beyond its queue depth, throws {@link FabricException}; failures after posting arrive as error
+ * completions, after which every outstanding work request of the queue pair completes with
+ * {@link Completions#WR_FLUSH_ERR}.
+ */
+public interface QueuePair {
+
+    /** Request a completion for this send (selective signalling: unsignalled sends complete silently). */
+    int SIGNALED = 1;
+    /** Copy the payload at post time; the memory may be reused as soon as the post returns. */
+    int INLINE = 2;
+
+    /**
+     * Queue-pair settings.
+     *
+     * @param sendCq        completion queue of sends and writes
+     * @param recvCq        completion queue of receives
+     * @param maxSendWr     outstanding send work requests at most
+     * @param maxRecvWr     posted receives at most
+     * @param maxInlineData the largest inline payload
+     */
+    record Config(CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr, int maxRecvWr, int maxInlineData) {
+    }
+
+    /** A number unique among the fabric's live queue pairs, reported in every completion. */
+    int qpNum();
+
+    /** Posts a receive into {@code region} at {@code offset}, {@code length} bytes. */
+    void postRecv(long wrId, MemoryRegion region, int offset, int length) throws IOException;
+
+    /** Posts a send of {@code length} bytes from {@code region} at {@code offset}. */
+    void postSend(long wrId, MemoryRegion region, int offset, int length, int flags) throws IOException;
+
+    /**
+     * Posts an RDMA write of {@code length} bytes from {@code region} at {@code offset} to the peer's
+     * {@code remoteAddress} under {@code rkey}, carrying {@code imm}: it consumes one posted receive at the peer,
+     * which completes with {@link Completions#OP_RECV_RDMA_WITH_IMM}.
+     */
+    void postWriteWithImm(long wrId, MemoryRegion region, int offset, int length,
+                          long remoteAddress, int rkey, int imm, int flags) throws IOException;
+
+    /** Whether the queue pair is in the error state. */
+    boolean isError();
+}
