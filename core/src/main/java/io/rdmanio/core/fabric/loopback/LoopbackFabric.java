@@ -44,9 +44,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       only when its completion, or that of a later signaled request, is polled from the send queue, so an
  *       engine that never signals fills up. Memory outside a valid region fails the request with
  *       LOC_PROT_ERR. INLINE copies at post time (at most {@code maxInlineData} bytes); otherwise the payload
- *       is read when the request is carried out, which is when a completion queue it reports to is next
- *       polled (the sender's send queue if signaled, the receiver's receive queue always): memory reused before
- *       the completion is caught as corrupt data.</li>
+ *       is read when the request is carried out, which is when the sender's send queue or the receiver's receive
+ *       queue is next polled: memory reused before the completion is caught as corrupt data.</li>
  *   <li><b>Delivery.</b> A send takes the peer's oldest posted receive. None posted: RNR_RETRY_EXC_ERR at the
  *       sender and {@link #receiverNotReadyCount()} counts it. Larger than the receive: LOC_LEN_ERR at the
  *       receiver, REM_INV_REQ_ERR at the sender. A write with immediate must land inside one peer region with

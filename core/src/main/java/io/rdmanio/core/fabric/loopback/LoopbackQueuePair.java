@@ -277,9 +277,9 @@ final class LoopbackQueuePair implements QueuePair {
                 sImm[i] = imm;
                 sendTail++;
                 boolean kick = fabric.faults().pollWouldCarryOut(this, (int) (sendTail - sendHead));
-                if ((flags & SIGNALED) != 0 || forced != SUCCESS) {
-                    sendCq.addWork(fx, this, true, kick);
-                }
+                // Either side's poll carries the request out; only a request that will complete wakes the
+                // sender, while the receiver always gets a completion.
+                sendCq.addWork(fx, this, true, kick && ((flags & SIGNALED) != 0 || forced != SUCCESS));
                 p.recvCq.addWork(fx, this, false, kick);
             } finally {
                 lock.unlock();
