@@ -35,6 +35,15 @@ final class LoopbackCmId implements CmId {
     private static final int CLOSED = 7;
 
     private static final int DEFAULT_BACKLOG = 50;
+    private static final InetAddress LOCALHOST;
+
+    static {
+        try {
+            LOCALHOST = InetAddress.getByAddress("localhost", new byte[] {127, 0, 0, 1});
+        } catch (java.net.UnknownHostException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     final LoopbackFabric fabric;
     final LoopbackEventChannel channel;
@@ -53,6 +62,8 @@ final class LoopbackCmId implements CmId {
     /** The other side's id, from the request on. */
     private LoopbackCmId other;
     private volatile LoopbackQueuePair qp;
+    /** Why the id is {@link #REFUSED}. */
+    private String refusal = "refused";
 
     LoopbackCmId(LoopbackFabric fabric, LoopbackEventChannel channel) {
         this.fabric = fabric;
@@ -110,12 +121,13 @@ final class LoopbackCmId implements CmId {
                 remote = address;
                 if (address.isUnresolved()) {
                     state = REFUSED;
+                    refusal = "unreachable";
                     channel.post(fx, new CmEvent(CmEvent.Type.UNREACHABLE, this, null, EMPTY,
                         "cannot resolve " + address.getHostString() + " on the loopback fabric"));
                     return;
                 }
                 if (bound == null) {
-                    bound = LoopbackNamespace.bind(this, new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+                    bound = LoopbackNamespace.bind(this, new InetSocketAddress(LOCALHOST, 0));
                     local = bound;
                 }
                 LoopbackCmId server = LoopbackNamespace.listenerFor(address);
@@ -148,6 +160,7 @@ final class LoopbackCmId implements CmId {
     /** Refuses this active id's connect (fabric-level: empty private data). */
     private void refuse(Effects fx, String reason) {
         state = REFUSED;
+        refusal = reason;
         channel.post(fx, new CmEvent(CmEvent.Type.REJECTED, this, null, EMPTY, reason));
     }
 
@@ -162,9 +175,12 @@ final class LoopbackCmId implements CmId {
                 if (q == null) {
                     throw new FabricException("accept needs a queue pair: call createQueuePair first");
                 }
+                if (q.state() != LoopbackQueuePair.STATE_INIT) {
+                    throw new FabricException("accept needs a fresh queue pair; " + q + " is in the error state");
+                }
                 LoopbackCmId client = other;
-                if (client.state != CONNECTING || client.qp == null) {
-                    abandonRequest();
+                if (client.state != CONNECTING || client.qp.state() != LoopbackQueuePair.STATE_INIT) {
+                    rejectRequest(fx, EMPTY, "connection refused: the client's queue pair failed before accept");
                     throw new FabricException("accept failed: the connecting peer " + remote + " went away");
                 }
                 LoopbackQueuePair.connect(client.qp, q);
@@ -198,13 +214,15 @@ final class LoopbackCmId implements CmId {
         LoopbackCmId client = other;
         if (client.state == CONNECTING) {
             client.state = REFUSED;
+            client.refusal = reason;
             client.channel.post(fx, new CmEvent(CmEvent.Type.REJECTED, client, null, data, reason));
         }
-        abandonRequest();
+        abandonRequest("a request that was refused");
     }
 
-    private void abandonRequest() {
+    private void abandonRequest(String why) {
         state = REFUSED;
+        refusal = why;
         if (listener != null) {
             listener.pending.remove(this);
         }
@@ -253,8 +271,9 @@ final class LoopbackCmId implements CmId {
             qp.fail(fx, "disconnected");
         } else if (state == CONNECTING) {
             // The request stays on the listener's channel; accepting it later fails.
-            other.abandonRequest();
+            other.abandonRequest("a request the connecting peer " + local + " went away from");
             state = REFUSED;
+            refusal = "a connect that was abandoned";
         }
     }
 
@@ -322,7 +341,7 @@ final class LoopbackCmId implements CmId {
             case CONNECTING: return "connecting to " + remote;
             case REQUESTED: return "a connect request from " + remote;
             case CONNECTED: return "connected to " + remote;
-            case REFUSED: return "refused or abandoned";
+            case REFUSED: return refusal;
             case CLOSED: return "closed";
             default: return "in state " + state;
         }

@@ -225,20 +225,32 @@ final class LoopbackCompletionQueue implements CompletionQueue {
         }
     }
 
+    /**
+     * Arms the queue. Work a poll would carry out is carried out first, so the notifier fires at once only if a
+     * completion is really pending (or a random-release fault holds work that a later poll may release).
+     */
     @Override
     public void requestNotify(Notifier notifier) throws FabricException {
         Objects.requireNonNull(notifier, "notifier");
-        synchronized (this) {
-            if (closed) {
-                throw new FabricException("completion queue is closed");
+        Effects fx = Effects.begin();
+        try {
+            synchronized (this) {
+                if (closed) {
+                    throw new FabricException("completion queue is closed");
+                }
             }
-            if (count == 0 && !overrun && !pollWouldCarryOutWork()) {
-                armed = notifier;
-                return;
+            carryOutWork(fx);
+            synchronized (this) {
+                if (count == 0 && !overrun && !pollWouldCarryOutWork()) {
+                    armed = notifier;
+                    return;
+                }
+                armed = null;
             }
-            armed = null;
+            fx.signal(notifier);
+        } finally {
+            fx.end();
         }
-        notifier.signal();
     }
 
     private boolean pollWouldCarryOutWork() {

@@ -196,4 +196,37 @@ class LoopbackSetupTest {
             assertNull(link.serverEvents.poll(), "a second disconnect reports nothing");
         }
     }
+
+    @Test
+    void closingAConnectedIdDisconnectsThePeerAndFreesTheAddress() throws IOException {
+        try (Link link = Link.connected()) {
+            InetSocketAddress clientAddress = link.client.localAddress();
+            link.client.close();
+            expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
+            assertTrue(link.serverQp.isError());
+            assertEquals(4, link.poll(link.serverRecvCq), "the server's receives are flushed");
+            CmId reuse = link.clientFabric.createId(link.clientEvents);
+            reuse.bind(clientAddress);
+            assertEquals(clientAddress, reuse.localAddress());
+        }
+    }
+
+    @Test
+    void unresolvedAddressIsUnreachable() throws IOException {
+        try (Link link = Link.unconnected(new Link.Options())) {
+            link.client.connect(InetSocketAddress.createUnresolved("no-such-host.invalid", 7), null);
+            CmEvent event = expect(link.clientEvents, CmEvent.Type.UNREACHABLE);
+            assertTrue(event.reason().contains("no-such-host.invalid"), event.reason());
+        }
+    }
+
+    @Test
+    void acceptAfterTheClientWentAwayFails() throws IOException {
+        try (Link link = Link.requested(new Link.Options(), null)) {
+            link.server.createQueuePair(link.config(link.serverSendCq, link.serverRecvCq));
+            link.client.close();
+            FabricException e = assertThrows(FabricException.class, () -> link.server.accept(null));
+            assertTrue(e.getMessage().contains("went away"), e.getMessage());
+        }
+    }
 }
