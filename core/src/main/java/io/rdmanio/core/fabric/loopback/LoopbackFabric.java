@@ -89,6 +89,11 @@ public final class LoopbackFabric implements Fabric {
         this.faults = new LoopbackFaults(this, seed);
     }
 
+    /** Opens a loopback fabric whose fault injector starts from {@code seed}; the same as through the provider. */
+    public static LoopbackFabric open(long seed) {
+        return new LoopbackFabric(seed);
+    }
+
     @Override
     public String name() {
         return LoopbackFabricProvider.NAME;
