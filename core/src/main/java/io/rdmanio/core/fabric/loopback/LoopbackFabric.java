@@ -45,7 +45,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       engine that never signals fills up. Memory outside a valid region fails the request with
  *       LOC_PROT_ERR. INLINE copies at post time (at most {@code maxInlineData} bytes); otherwise the payload
  *       is read when the request is carried out, which is when the sender's send queue or the receiver's receive
- *       queue is next polled: memory reused before the completion is caught as corrupt data.</li>
+ *       queue is next polled or armed: memory reused before the completion is caught as corrupt data.</li>
  *   <li><b>Delivery.</b> A send takes the peer's oldest posted receive. None posted: RNR_RETRY_EXC_ERR at the
  *       sender and {@link #receiverNotReadyCount()} counts it. Larger than the receive: LOC_LEN_ERR at the
  *       receiver, REM_INV_REQ_ERR at the sender. A write with immediate must land inside one peer region with

@@ -31,9 +31,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * the locks of both sides, lower {@link #qpNum} first. Completion-queue and event-channel locks are taken under
  * them; notifiers run only after every lock is released ({@link Effects}).
  *
- * <p>A posted send or write is carried out when a completion queue it reports to is polled (the sender's send
- * queue for a signaled request, the receiver's receive queue always), or when a fault hook releases it. The
- * payload of a non-inline send is read at that moment, so memory reused before the completion is caught.
+ * <p>A posted send or write is carried out when the sender's send completion queue or the receiver's receive
+ * completion queue is next polled or armed, or when a fault hook releases it. The payload of a non-inline send is
+ * read at that moment, so memory reused before the completion is caught.
  */
 final class LoopbackQueuePair implements QueuePair {
 
@@ -373,6 +373,7 @@ final class LoopbackQueuePair implements QueuePair {
 
     /** Carries out the oldest in-flight request. Both locks are held and both sides are ready to send. */
     private void carryOutOldest(Effects fx, LoopbackQueuePair p) {
+        assert lock.isHeldByCurrentThread() && p.lock.isHeldByCurrentThread();
         long seq = sendHead;
         int i = (int) (seq % maxSendWr);
         int kind = sKind[i];
@@ -548,6 +549,7 @@ final class LoopbackQueuePair implements QueuePair {
      * and reports DISCONNECTED to each side once. Both locks are held.
      */
     private void failConnection(Effects fx, String cause) {
+        assert lock.isHeldByCurrentThread();
         LoopbackQueuePair p = peer;
         enterError(fx);
         if (p != null) {
