@@ -94,8 +94,8 @@ public final class SlotPool implements AutoCloseable {
 
     private void addChunk() throws IOException {
         int chunk = regions.length;
-        ByteBuffer memory = ByteBuffer.allocateDirect(slotsPerChunk * slotSize);
-        MemoryRegion region = fabric.register(memory, MemoryRegion.LOCAL_WRITE);
+        // The fabric chooses the memory: a shared-memory peer can only reach memory the fabric mapped.
+        MemoryRegion region = fabric.allocate(slotsPerChunk * slotSize, MemoryRegion.LOCAL_WRITE);
         ByteBuffer view = region.buffer().order(FrameDescriptor.BYTE_ORDER);
         MemoryRegion[] r = Arrays.copyOf(regions, chunk + 1);
         ByteBuffer[] b = Arrays.copyOf(buffers, chunk + 1);
