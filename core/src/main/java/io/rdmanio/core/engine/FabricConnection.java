@@ -548,7 +548,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         try {
             qp.postSend(SEND_TAG | (seq & 0xffffffffL), pool.region(slot), off, length, flags);
         } catch (IOException e) {
-            failLocked(new IOException("posting a send to " + remote + " failed: " + e.getMessage(), e), false);
+            if (!qp.isError()) {
+                failLocked(new IOException("posting a send to " + remote + " failed: " + e.getMessage(), e), false);
+            }
             return false;
         }
         sendPosted++;
@@ -561,7 +563,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             qp.postRecv(RECV_TAG | i, pool.region(slot), pool.offset(slot), slotSize);
             postedRecvs++;
         } catch (IOException e) {
-            if (!disconnectSeen && !disconnectCalled) {
+            // A queue pair in error is explained by the DISCONNECTED event that follows; that names the cause.
+            if (!disconnectSeen && !disconnectCalled && !qp.isError()) {
                 failLocked(new IOException("posting a receive for " + remote + " failed: " + e.getMessage(), e),
                     false);
             }
@@ -1048,6 +1051,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     @Override
     public Engine engine() {
         return engine;
+    }
+
+    /** The queue pair's number (for tests and diagnostics); -1 before it exists. */
+    int qpNum() {
+        return qpNum;
     }
 
     /** Whether every resource went back (for tests). */

@@ -267,4 +267,17 @@ class ConnectionBasicsTest {
             System.clearProperty("rdmanio.controlSlots");
         }
     }
+
+    @Test
+    void enginesOpensOneEnginePerFabricName() throws Exception {
+        Engine e = Engines.get("loopback");
+        assertSame(e, Engines.get("loopback"));
+        assertEquals("loopback", e.fabricName());
+        IOException unknown = assertThrows(IOException.class, () -> Engines.get("no-such-fabric"));
+        assertTrue(unknown.getMessage().contains("no-such-fabric"), unknown.getMessage());
+        e.close();
+        Engine again = Engines.get("loopback");
+        assertNotSame(e, again);
+        again.close();
+    }
 }
