@@ -280,4 +280,30 @@ class ConnectionBasicsTest {
         assertNotSame(e, again);
         again.close();
     }
+
+    @Test
+    void anIdleWaiterParksWithoutATimeout() throws Exception {
+        try (Pair p = new Pair(SMALL.withSpinMicros(0))) {
+            FabricConnection[] cs = p.connect();
+            int[] result = new int[1];
+            Thread waiter = new Thread(() -> {
+                try {
+                    result[0] = cs[1].await(Readiness.READ, Long.MAX_VALUE);
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+            }, "idle-waiter");
+            waiter.start();
+            // Parked with no deadline: WAITING, not TIMED_WAITING or RUNNABLE, so an idle JVM burns no CPU.
+            long deadline = System.nanoTime() + Pair.TIMEOUT_NANOS;
+            while (waiter.getState() != Thread.State.WAITING) {
+                assertTrue(System.nanoTime() - deadline < 0, "the waiter never parked: " + waiter.getState());
+                Thread.onSpinWait();
+            }
+            write(cs[0], ByteBuffer.allocate(1));
+            waiter.join(20_000);
+            assertFalse(waiter.isAlive());
+            assertEquals(Readiness.READ, result[0]);
+        }
+    }
 }

@@ -13,7 +13,7 @@ import java.util.zip.CRC32;
  */
 final class Streams {
 
-    final long total;
+    long total;
     final int seed;
     long written;
     long read;
@@ -30,6 +30,11 @@ final class Streams {
     byte at(long i) {
         long x = (i + seed) * 0x9E3779B97F4A7C15L;
         return (byte) (x >>> 56);
+    }
+
+    /** Ends the stream at what was written so far. */
+    void endHere() {
+        total = written;
     }
 
     boolean writerDone() {
