@@ -306,4 +306,34 @@ class ConnectionBasicsTest {
             assertEquals(Readiness.READ, result[0]);
         }
     }
+
+    @Test
+    void closeSendsPendingBytesThenFinWithoutBlocking() throws Exception {
+        try (Pair p = new Pair(SMALL)) {
+            FabricConnection[] cs = p.connect();
+            Streams s = new Streams(1 << 20, 3);
+            ByteBuffer buf = ByteBuffer.allocate(4096);
+            while (s.write(cs[0], buf, 4096) > 0) {
+                p.pump();
+            }
+            assertTrue(s.written > 0 && s.written < s.total, "staging filled before the reader read");
+            s.endHere();
+            // Bytes are still staged for lack of credit: close returns at once and the engine finishes the job.
+            cs[0].close();
+            assertThrows(IOException.class, () -> write(cs[0], ByteBuffer.allocate(1)));
+            ByteBuffer in = ByteBuffer.allocate(8192);
+            p.await("every byte, then EOF", () -> {
+                try {
+                    return s.read(cs[1], in, 8192) == -1;
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+            });
+            s.assertChecksumsMatch();
+            cs[1].close();
+            p.await("teardown", () -> cs[0].isTornDown() && cs[1].isTornDown());
+            assertEquals(0, p.client.pool().slotsInUse());
+            assertEquals(0, p.server.pool().slotsInUse());
+        }
+    }
 }

@@ -56,6 +56,36 @@ class CreditWindowTest {
     }
 
     /**
+     * The end of a download: the reader spends its control credit on CREDIT frames after the streamer has gone
+     * quiet, then wants to send FIN. The streamer is not write-blocked, yet it must replenish the reader.
+     */
+    @Test
+    void aPeerThatSpentItsControlCreditIsReplenished() {
+        CreditWindow reader = new CreditWindow(4, 2, 4, 2);
+        CreditWindow streamer = new CreditWindow(4, 2, 4, 2);
+        for (int i = 0; i < 4; i++) {
+            streamer.onSend(TYPE_DATA);
+            assertNull(reader.onReceive(TYPE_DATA, streamer.dataGranted(), streamer.controlGranted()));
+        }
+        for (int round = 0; round < 2; round++) {
+            reader.dataSlotsFreed(2);
+            assertEquals(CREDIT_FOR_DATA, reader.creditDue(false));
+            reader.onSend(TYPE_CREDIT);
+            assertNull(streamer.onReceive(TYPE_CREDIT, reader.dataGranted(), reader.controlGranted()));
+            if (round == 0) {
+                assertEquals(NONE, streamer.creditDue(false), "the reader still has control credit");
+            }
+        }
+        assertFalse(reader.canSendControl(), "the reader spent its control credit: no FIN possible yet");
+        assertEquals(CREDIT_REPLENISH, streamer.creditDue(false));
+        streamer.onSend(TYPE_CREDIT);
+        assertNull(reader.onReceive(TYPE_CREDIT, streamer.dataGranted(), streamer.controlGranted()));
+        assertTrue(reader.canSendControl(), "FIN can go");
+        assertEquals(NONE, reader.creditDue(false), "the replenishing frame is not answered");
+        assertEquals(NONE, streamer.creditDue(false));
+    }
+
+    /**
      * Two windows exchanging frames through in-flight queues, with a random schedule, where the applications read
      * nothing once they stop: the run must go quiet, and it must never exceed a receiver's posted slots.
      */
