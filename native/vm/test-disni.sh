@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# End-to-end test of libdisni on soft-RoCE: builds the library and the check program on the
+# host, then runs DisniVerbsCheck (DiSNI 2.1's verbs API over rxe0) inside the test VM.
+# Exits 0 when every check passed.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+native=$(cd "$here/.." && pwd)
+m2="${MAVEN_REPO:-$HOME/.m2/repository}"
+disni_jar="$m2/com/ibm/disni/disni/2.1/disni-2.1.jar"
+slf4j_api="$m2/org/slf4j/slf4j-api/2.0.16/slf4j-api-2.0.16.jar"
+slf4j_simple="$m2/org/slf4j/slf4j-simple/2.0.16/slf4j-simple-2.0.16.jar"
+
+for jar in "$disni_jar" "$slf4j_api" "$slf4j_simple"; do
+  if [[ ! -f "$jar" ]]; then
+    echo "test-disni: $jar missing; fetch the project's dependencies first (mvn -q -pl native -am validate dependency:resolve)" >&2
+    exit 1
+  fi
+done
+
+"$native/build.sh" >&2
+classes="$native/target/test-classes"
+rm -rf "$classes"
+mkdir -p "$classes"
+javac --release 17 -d "$classes" -cp "$disni_jar" \
+  $(find "$native/src/test/java" -name '*.java')
+
+classpath="$classes:$disni_jar:$slf4j_api:$slf4j_simple"
+start=$(date +%s%N)
+set +e
+RDMANIO_VM_TIMING="${RDMANIO_VM_TIMING:-}" "$here/run.sh" -C "$native" -- \
+  java -Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
+    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+    -Djava.library.path="$native/target/native/linux-x86_64" \
+    -cp "$classpath" io.rdmanio.nativetest.DisniVerbsCheck 10.0.2.15 19755
+rc=$?
+set -e
+end=$(date +%s%N)
+echo "test-disni: exit $rc after $(( (end - start) / 1000000 )) ms (VM boot included)" >&2
+exit $rc
