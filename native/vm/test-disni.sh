@@ -13,7 +13,7 @@ slf4j_simple="$m2/org/slf4j/slf4j-simple/2.0.16/slf4j-simple-2.0.16.jar"
 
 for jar in "$disni_jar" "$slf4j_api" "$slf4j_simple"; do
   if [[ ! -f "$jar" ]]; then
-    echo "test-disni: $jar missing; fetch the project's dependencies first (mvn -q -pl native -am validate dependency:resolve)" >&2
+    echo "test-disni: $jar missing; fetch the project's dependencies first (mvn -q -pl native test-compile)" >&2
     exit 1
   fi
 done
