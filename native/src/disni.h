@@ -57,6 +57,11 @@ DISNI_HIDDEN void disni_throw(JNIEnv *env, const char *message);
  */
 DISNI_HIDDEN int disni_wait_readable(int fd, int timeout_ms);
 
+/* A CLOCK_MONOTONIC deadline in ms for a timeout; timeout_ms < 0 gives -1 ("never"). */
+DISNI_HIDDEN long long disni_deadline(int timeout_ms);
+/* Milliseconds left until a deadline (0 once passed), or -1 for "never". */
+DISNI_HIDDEN int disni_time_left(long long deadline_ms);
+
 static inline void *disni_ptr(jlong value) { return (void *)(uintptr_t)value; }
 static inline jlong disni_handle(const void *ptr) { return (jlong)(uintptr_t)ptr; }
 

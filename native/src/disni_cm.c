@@ -42,20 +42,31 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+long long disni_deadline(int timeout_ms)
+{
+    return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+}
+
+int disni_time_left(long long deadline_ms)
+{
+    long long left;
+
+    if (deadline_ms < 0) {
+        return -1;
+    }
+    left = deadline_ms - now_ms();
+    return left < 0 ? 0 : (int)left;
+}
+
 int disni_wait_readable(int fd, int timeout_ms)
 {
-    long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    long long deadline = disni_deadline(timeout_ms);
 
     for (;;) {
         struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
-        int wait = -1;
         int n;
 
-        if (deadline >= 0) {
-            long long left = deadline - now_ms();
-            wait = left < 0 ? 0 : (int)left;
-        }
-        n = poll(&pfd, 1, wait);
+        n = poll(&pfd, 1, disni_time_left(deadline));
         if (n > 0) {
             return 1;
         }
@@ -265,7 +276,7 @@ static jint JNICALL get_cm_event(JNIEnv *env, jobject self, jlong channel_handle
                                  jlong id_out, jint timeout_ms)
 {
     struct rdma_event_channel *channel = disni_ptr(channel_handle);
-    long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    long long deadline = disni_deadline(timeout_ms);
     struct rdma_cm_event *event;
     jlong ids[2];
     int type;
@@ -273,14 +284,8 @@ static jint JNICALL get_cm_event(JNIEnv *env, jobject self, jlong channel_handle
     (void)env;
     (void)self;
     for (;;) {
-        int wait = -1;
-        int ready;
+        int ready = disni_wait_readable(channel->fd, disni_time_left(deadline));
 
-        if (deadline >= 0) {
-            long long left = deadline - now_ms();
-            wait = left < 0 ? 0 : (int)left;
-        }
-        ready = disni_wait_readable(channel->fd, wait);
         if (ready <= 0) {
             return ready == 0 ? -ETIMEDOUT : ready;
         }

@@ -295,13 +295,14 @@ static void JNICALL post_recv(JNIEnv *env, jobject self, jlong qp, jlong wr_list
 static jint JNICALL get_cq_event(JNIEnv *env, jobject self, jlong channel_handle, jint timeout_ms)
 {
     struct ibv_comp_channel *channel = disni_ptr(channel_handle);
+    long long deadline = disni_deadline(timeout_ms);
     struct ibv_cq *cq;
     void *context;
 
     (void)env;
     (void)self;
     for (;;) {
-        int ready = disni_wait_readable(channel->fd, timeout_ms);
+        int ready = disni_wait_readable(channel->fd, disni_time_left(deadline));
 
         if (ready <= 0) {
             return ready == 0 ? -ETIMEDOUT : ready;
@@ -312,10 +313,7 @@ static jint JNICALL get_cq_event(JNIEnv *env, jobject self, jlong channel_handle
         if (errno != EAGAIN && errno != EINTR) {
             return -errno;
         }
-        if (timeout_ms == 0) {
-            return -ETIMEDOUT;
-        }
-        /* Lost a race for the event to another thread: wait again. */
+        /* Lost a race for the event to another thread: wait again within the deadline. */
     }
 }
 

@@ -10,7 +10,7 @@
 set -euo pipefail
 
 # Bump when the image layout changes in a way the package list does not show.
-readonly IMAGE_VERSION=3
+readonly IMAGE_VERSION=4
 readonly SUITE=bookworm
 readonly GUEST_PACKAGES=(
   linux-image-amd64 initramfs-tools kmod udev
@@ -129,14 +129,16 @@ cat >"$rootfs/sbin/rdmanio-init" <<'EOF'
 # PID 1 of the test VM: mount the run directory shared by the host and run its script.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
+# The initramfs hands over /proc, /sys and /dev already mounted; mount whatever is not.
+ensure_mount() { mountpoint -q "$3" || mount -t "$1" "$2" "$3"; }
+ensure_mount proc proc /proc
+ensure_mount sysfs sys /sys
+ensure_mount devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm /run /tmp
-mount -t devpts devpts /dev/pts
-mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /run
-mount -t tmpfs tmpfs /tmp
+ensure_mount devpts devpts /dev/pts
+ensure_mount tmpfs tmpfs /dev/shm
+ensure_mount tmpfs tmpfs /run
+ensure_mount tmpfs tmpfs /tmp
 modprobe 9pnet_virtio 2>/dev/null; modprobe 9p 2>/dev/null
 mkdir -p /run/rdmanio
 if mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rdmanio-run /run/rdmanio \
