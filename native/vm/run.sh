@@ -51,10 +51,9 @@ case "$workdir/" in
   *) die "working directory $workdir is not inside the shared directory $share" ;;
 esac
 
+# Builds the image on first use and after the recipe changed; otherwise returns at once.
+RDMANIO_VM_CACHE="$cache" "$here/setup.sh" >&2 || die "preparing the VM image failed (native/vm/setup.sh)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run native/vm/setup.sh"
-if [[ ! -f "$cache/rootfs.img" || ! -f "$cache/vmlinuz" || ! -f "$cache/initrd.img" ]]; then
-  "$here/setup.sh" >&2 || die "building the VM image failed"
-fi
 
 rundir=$(mktemp -d "${TMPDIR:-/tmp}/rdmanio-vm.XXXXXX")
 qemu_pid=""

@@ -10,13 +10,14 @@
 set -euo pipefail
 
 # Bump when the image layout changes in a way the package list does not show.
-readonly IMAGE_VERSION=4
+readonly IMAGE_VERSION=5
 readonly SUITE=bookworm
 readonly GUEST_PACKAGES=(
   linux-image-amd64 initramfs-tools kmod udev
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
   openjdk-17-jdk-headless
   iproute2 iputils-ping procps coreutils util-linux
+  libasan8 libubsan1
 )
 readonly HOST_PACKAGES=(qemu-system-x86 qemu-utils debootstrap e2fsprogs)
 
@@ -27,7 +28,6 @@ force=0
 log() { printf 'rdmanio-vm setup: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-[[ $(id -u) -eq 0 ]] || die "must run as root (debootstrap and the image build need it)"
 
 recipe() {
   printf 'version=%s\nsuite=%s\nmirror=%s\npackages=%s\n' \
@@ -64,19 +64,26 @@ ensure_host_packages() {
 stamp="$cache/recipe.sha256"
 want=$(recipe | sha256sum | cut -d' ' -f1)
 
-if ((force == 0)) && [[ -f "$stamp" && "$(cat "$stamp")" == "$want" \
-      && -f "$cache/rootfs.img" && -f "$cache/vmlinuz" && -f "$cache/initrd.img" ]]; then
-  ensure_host_packages
-  log "image up to date in $cache"
+up_to_date() {
+  [[ -f "$stamp" && "$(cat "$stamp")" == "$want" \
+     && -f "$cache/rootfs.img" && -f "$cache/vmlinuz" && -f "$cache/initrd.img" ]]
+}
+
+if ((force == 0)) && up_to_date; then
+  command -v qemu-system-x86_64 >/dev/null || ensure_host_packages
   exit 0
 fi
 
+[[ $(id -u) -eq 0 ]] || die "must run as root to build the image (debootstrap, chroot)"
 ensure_host_packages
 mkdir -p "$cache"
 
-# One build at a time per cache directory.
+# One build at a time per cache directory; a build that waited may find the work done.
 exec 9>"$cache/.lock"
 flock 9
+if ((force == 0)) && up_to_date; then
+  exit 0
+fi
 
 work="$cache/build.$$"
 rootfs="$work/rootfs"

@@ -2,6 +2,9 @@
 # End-to-end test of libdisni on soft-RoCE: builds the library and the check program on the
 # host, then runs DisniVerbsCheck (DiSNI 2.1's verbs API over rxe0) inside the test VM.
 # Exits 0 when every check passed.
+#
+# DISNI_SANITIZE=address,undefined native/vm/test-disni.sh runs the same check against a
+# sanitizer build of the library (built into target/native-sanitize, preloaded in the VM).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -18,8 +21,26 @@ for jar in "$disni_jar" "$slf4j_api" "$slf4j_simple"; do
   fi
 done
 
-"$native/build.sh" >&2
-classes="$native/target/test-classes"
+sanitize="${DISNI_SANITIZE:-}"
+if [[ -z "$sanitize" ]]; then
+  "$native/build.sh" >&2
+  libdir="$native/target/native/linux-x86_64"
+  preload=()
+else
+  "$native/build.sh" >&2 # installs the toolchain when missing
+  libdir="$native/target/native-sanitize/linux-x86_64"
+  cmake -S "$native" -B "$native/target/cmake-sanitize" --log-level=WARNING -DCMAKE_RULE_MESSAGES=OFF \
+    -DDISNI_SANITIZE="$sanitize" -DDISNI_OUTPUT_DIR="$libdir" >/dev/null
+  cmake --build "$native/target/cmake-sanitize" >&2
+  runtime=""
+  [[ "$sanitize" == *address* ]] && runtime=libasan.so.8
+  [[ -z "$runtime" && "$sanitize" == *undefined* ]] && runtime=libubsan.so.1
+  # The JVM handles SIGSEGV itself and never frees some allocations: let it.
+  preload=(env "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/$runtime"
+    "ASAN_OPTIONS=handle_segv=0:allow_user_segv_handler=1:detect_leaks=0:abort_on_error=1"
+    "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+fi
+classes="$native/target/vm-check-classes"
 rm -rf "$classes"
 mkdir -p "$classes"
 javac --release 17 -d "$classes" -cp "$disni_jar" \
@@ -29,10 +50,10 @@ classpath="$classes:$disni_jar:$slf4j_api:$slf4j_simple"
 start=$(date +%s%N)
 set +e
 RDMANIO_VM_TIMING="${RDMANIO_VM_TIMING:-}" "$here/run.sh" -C "$native" -- \
-  java -Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  "${preload[@]}" java -Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
     -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-    -Djava.library.path="$native/target/native/linux-x86_64" \
+    -Djava.library.path="$libdir" \
     -cp "$classpath" io.rdmanio.nativetest.DisniVerbsCheck 10.0.2.15 19755
 rc=$?
 set -e
