@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end test of libdisni on soft-RoCE: builds the library and the check program on the
-# host, then runs DisniVerbsCheck (DiSNI 2.1's verbs API over rxe0) inside the test VM.
+# End-to-end test of libdisni on soft-RoCE: builds the library and the check programs on the
+# host, then runs inside the test VM (one boot) DisniVerbsCheck (DiSNI 2.1's verbs API over
+# rxe0) and DisniEndpointCheck (its endpoint API, with DiSNI's own CM and completion threads).
 # Exits 0 when every check passed.
 #
 # DISNI_SANITIZE=address,undefined native/vm/test-disni.sh runs the same check against a
@@ -44,17 +45,20 @@ classes="$native/target/vm-check-classes"
 rm -rf "$classes"
 mkdir -p "$classes"
 javac --release 17 -d "$classes" -cp "$disni_jar" \
-  "$native/src/test/java/io/rdmanio/nativetest/DisniVerbsCheck.java"
+  "$native/src/test/java/io/rdmanio/nativetest/DisniVerbsCheck.java" \
+  "$native/src/test/java/io/rdmanio/nativetest/DisniEndpointCheck.java"
 
 classpath="$classes:$disni_jar:$slf4j_api:$slf4j_simple"
 start=$(date +%s%N)
 set +e
-RDMANIO_VM_TIMING="${RDMANIO_VM_TIMING:-}" "$here/run.sh" -C "$native" -- \
-  "${preload[@]}" java -Xss1m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-    --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
-    -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-    -Djava.library.path="$libdir" \
-    -cp "$classpath" io.rdmanio.nativetest.DisniVerbsCheck 10.0.2.15 19755
+java_cmd=("${preload[@]}" java -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+  --add-exports java.base/sun.nio.ch=ALL-UNNAMED
+  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn
+  -Djava.library.path="$libdir"
+  -cp "$classpath")
+RDMANIO_VM_TIMING="${RDMANIO_VM_TIMING:-}" "$here/run.sh" -C "$native" -- bash -c '
+  "$@" io.rdmanio.nativetest.DisniVerbsCheck 10.0.2.15 19755 &&
+  "$@" io.rdmanio.nativetest.DisniEndpointCheck 10.0.2.15 19756' test-disni "${java_cmd[@]}"
 rc=$?
 set -e
 end=$(date +%s%N)
