@@ -86,6 +86,9 @@ static socklen_t read_sockaddr(jlong address, struct sockaddr_storage *out)
     sa_family_t family;
 
     memset(out, 0, sizeof(*out));
+    if (raw == NULL) {
+        return 0;
+    }
     memcpy(&family, raw, sizeof(family));
     if (family == AF_INET) {
         memcpy(out, raw, sizeof(struct sockaddr_in));
@@ -104,6 +107,9 @@ static int write_sockaddr(const struct sockaddr *address, jlong target)
 
     if (address == NULL) {
         return -ENOTCONN;
+    }
+    if (target == 0) {
+        return -EINVAL;
     }
     if (address->sa_family == AF_INET) {
         length = sizeof(struct sockaddr_in);
@@ -224,7 +230,7 @@ static void JNICALL bind_addr(JNIEnv *env, jobject self, jlong id, jlong address
 
     (void)self;
     if (read_sockaddr(address, &storage) == 0) {
-        disni_throw(env, "rdma_bind_addr: unsupported address family");
+        disni_throw(env, "rdma_bind_addr: missing or unsupported address (IPv4 and IPv6 only)");
         return;
     }
     if (rdma_bind_addr(disni_ptr(id), (struct sockaddr *)&storage) != 0) {

@@ -18,6 +18,11 @@
 #   RDMANIO_VM_MEM      memory in MiB (default 2048)
 #   RDMANIO_VM_VERBOSE  1 = show the boot console on stderr instead of only logging it
 #   RDMANIO_VM_LOG      boot console log file (default $RDMANIO_VM_CACHE/last-boot.log)
+#   RDMANIO_VM_M2       how $HOME/.m2 is shared: ro (default), rw, or off
+#   RDMANIO_VM_TIMING   file that receives the wall time and the guest's boot/ready/done uptimes
+#
+# CMD gets no stdin; pass environment with `env NAME=VALUE CMD...`. The VM has the JDK 17 and
+# Maven (use `mvn -o`: the repository is read-only unless RDMANIO_VM_M2=rw).
 #
 # Exit status: CMD's status; 124 when the timeout expired; 125 when the VM failed to run CMD.
 set -euo pipefail
@@ -29,6 +34,7 @@ cpus="${RDMANIO_VM_CPUS:-1}"
 mem="${RDMANIO_VM_MEM:-2048}"
 verbose="${RDMANIO_VM_VERBOSE:-0}"
 boot_log="${RDMANIO_VM_LOG:-$cache/last-boot.log}"
+m2_mode="${RDMANIO_VM_M2:-ro}"
 
 die() { printf 'rdmanio-vm: %s\n' "$*" >&2; exit 125; }
 
@@ -37,12 +43,13 @@ while (($#)); do
   case "$1" in
     -C) [[ $# -ge 2 ]] || die "-C needs a directory"; workdir=$(cd "$2" && pwd); shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unexpected argument '$1' (usage: run.sh [-C DIR] -- CMD [ARG...])" ;;
   esac
 done
 (($#)) || die "no command given (usage: run.sh [-C DIR] -- CMD [ARG...])"
 [[ "$timeout_s" =~ ^[0-9]+$ && "$timeout_s" -ge 30 ]] || die "RDMANIO_VM_TIMEOUT must be >= 30 seconds"
+[[ "$m2_mode" =~ ^(ro|rw|off)$ ]] || die "RDMANIO_VM_M2 must be ro, rw or off"
 
 share="${RDMANIO_VM_SHARE:-$(git -C "$workdir" rev-parse --show-toplevel 2>/dev/null || printf '%s' "$workdir")}"
 share=$(cd "$share" && pwd)
@@ -78,10 +85,10 @@ trap 'exit 130' INT TERM
 # 9p shares: tag, guest path, options.
 {
   printf 'rdmanio-share %s rw\n' "$share"
-  if [[ -d "$HOME/.m2" ]]; then
+  if [[ -d "$HOME/.m2" && "$m2_mode" != off ]]; then
     case "$HOME/.m2/" in
       "$share"/*) ;;
-      *) printf 'rdmanio-m2 %s ro\n' "$HOME/.m2" ;;
+      *) printf 'rdmanio-m2 %s %s\n' "$HOME/.m2" "$m2_mode" ;;
     esac
   fi
 } >"$rundir/mounts"
@@ -138,7 +145,9 @@ qemu_args=(
   -virtfs "local,path=$share,mount_tag=rdmanio-share,security_model=$secmodel"
 )
 if grep -q '^rdmanio-m2 ' "$rundir/mounts"; then
-  qemu_args+=(-virtfs "local,path=$HOME/.m2,mount_tag=rdmanio-m2,security_model=$secmodel,readonly=on")
+  m2_opts="local,path=$HOME/.m2,mount_tag=rdmanio-m2,security_model=$secmodel"
+  [[ "$m2_mode" == ro ]] && m2_opts+=",readonly=on"
+  qemu_args+=(-virtfs "$m2_opts")
 fi
 if [[ "$verbose" == 1 ]]; then
   qemu_args+=(-serial stdio)

@@ -15,7 +15,7 @@ readonly SUITE=bookworm
 readonly GUEST_PACKAGES=(
   linux-image-amd64 initramfs-tools kmod udev
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
-  openjdk-17-jdk-headless
+  openjdk-17-jdk-headless maven
   iproute2 iputils-ping procps coreutils util-linux
   libasan8 libubsan1
 )
