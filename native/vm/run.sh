@@ -149,17 +149,19 @@ if grep -q '^rdmanio-m2 ' "$rundir/mounts"; then
   [[ "$m2_mode" == ro ]] && m2_opts+=",readonly=on"
   qemu_args+=(-virtfs "$m2_opts")
 fi
+# Each run logs into its own directory and publishes the log when done, so concurrent runs
+# never interleave their consoles.
 if [[ "$verbose" == 1 ]]; then
   qemu_args+=(-serial stdio)
 else
-  qemu_args+=(-serial "file:$boot_log")
+  qemu_args+=(-serial "file:$rundir/boot.log")
 fi
 
 start_ns=$(date +%s%N)
 if [[ "$verbose" == 1 ]]; then
   timeout -k 5 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" </dev/null >&2 &
 else
-  timeout -k 5 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" </dev/null >"$boot_log.qemu" 2>&1 &
+  timeout -k 5 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" </dev/null >"$rundir/qemu.log" 2>&1 &
 fi
 qemu_pid=$!
 # Stream CMD's output while it runs; tail exits once qemu has.
@@ -175,6 +177,10 @@ qemu_pid=""
 for t in "${tails[@]}"; do wait "$t" 2>/dev/null || true; done
 tails=()
 end_ns=$(date +%s%N)
+if [[ "$verbose" != 1 ]]; then
+  { cat "$rundir/boot.log" "$rundir/qemu.log" 2>/dev/null || true; } >"$boot_log.$$"
+  mv -f "$boot_log.$$" "$boot_log"
+fi
 
 if [[ -n "${RDMANIO_VM_TIMING:-}" ]]; then
   {
