@@ -87,7 +87,8 @@ final class DisniRuntime {
         return b;
     }
 
-    private static Path findLibrary(ClassLoader parent) throws IOException {
+    /** The library file to hand DiSNI, or {@code null} to leave the search to {@code java.library.path}. */
+    static Path findLibrary(ClassLoader parent) throws IOException {
         String explicit = System.getProperty(LIBRARY_PROPERTY);
         if (explicit != null && !explicit.isBlank()) {
             Path p = Path.of(explicit.trim());
@@ -110,7 +111,8 @@ final class DisniRuntime {
         }
     }
 
-    private static String describe(Throwable t) {
+    /** A sentence naming why loading failed and what to install or pass. */
+    static String describe(Throwable t) {
         Throwable cause = t;
         while ((cause instanceof ExceptionInInitializerError || cause instanceof java.lang.reflect
             .InvocationTargetException) && cause.getCause() != null) {
