@@ -1,11 +1,12 @@
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.platform.engine.TestExecutionResult;
-import org.junit.platform.engine.discovery.ClassSelector;
+import org.junit.platform.engine.DiscoverySelector;
 import org.junit.platform.launcher.Launcher;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.TestExecutionListener;
@@ -19,7 +20,7 @@ import org.junit.platform.launcher.listeners.TestExecutionSummary;
  * Runs JUnit 5 test classes in the soft-RoCE VM and prints one line per test. Exit status 0 only when tests ran,
  * none failed and none was skipped (a skip in the VM means the RDMA device was not usable).
  *
- * <p>Usage: {@code java -cp CLASSPATH RunTests CLASS...}
+ * <p>Usage: {@code java -cp CLASSPATH RunTests CLASS[#METHOD]...}
  */
 public final class RunTests {
 
@@ -27,9 +28,9 @@ public final class RunTests {
     }
 
     public static void main(String[] args) {
-        List<ClassSelector> selectors = new ArrayList<>();
+        List<DiscoverySelector> selectors = new ArrayList<>();
         for (String name : args) {
-            selectors.add(selectClass(name));
+            selectors.add(name.contains("#") ? selectMethod(name) : selectClass(name));
         }
         LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request().selectors(selectors).build();
         Launcher launcher = LauncherFactory.create();

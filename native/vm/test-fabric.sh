@@ -6,7 +6,9 @@
 # libdisni reaches DiSNI the way it does from the agent jar: packed as the resource
 # META-INF/native/linux-x86_64/libdisni.so on the class path, extracted at run time; no java.library.path.
 #
-#   native/vm/test-fabric.sh [TEST-CLASS...]    (default: every io.rdmanio.core.fabric.disni test)
+#   native/vm/test-fabric.sh [CLASS[#METHOD]...]   (default: DisniFabricTest and DisniEngineTest)
+#
+# RDMANIO_TEST_LOG=debug shows the fabric's debug log.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -73,6 +75,7 @@ RDMANIO_VM_TIMING="${RDMANIO_VM_TIMING:-}" RDMANIO_VM_MEM="${RDMANIO_VM_MEM:-307
   java -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xmx1g \
   --add-exports java.base/sun.nio.ch=ALL-UNNAMED \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -Dorg.slf4j.simpleLogger.log.io.rdmanio="${RDMANIO_TEST_LOG:-warn}" -Dorg.slf4j.simpleLogger.showDateTime=true \
   -cp "$classpath" RunTests "${classes[@]}"
 rc=$?
 set -e

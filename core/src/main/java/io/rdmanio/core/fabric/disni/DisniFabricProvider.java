@@ -18,8 +18,10 @@ import java.util.Map;
  * <ul>
  *   <li>{@code disni.address}: the local address of the RDMA interface to use (default: the first IPv4 address
  *       of a network interface an RDMA device serves); wildcard listeners bind here;</li>
- *   <li>{@code disni.maxWr} (default 4096): the send and receive queue depth of the queue pairs a listener
+ *   <li>{@code disni.maxWr} (default 1024): the send and receive queue depth of the queue pairs a listener
  *       creates for incoming connections, the most a server-side connection may ask for;</li>
+ *   <li>{@code disni.maxInline} (default 64): the inline data of those queue pairs (at most what the device
+ *       takes);</li>
  *   <li>{@code disni.cqEntries} (default 65536): the size of the fabric's device completion queue, lowered to
  *       what the device accepts;</li>
  *   <li>{@code disni.rnrRetry} (0-7, default 3) and {@code disni.retryCount} (0-7, default 7): the transport's

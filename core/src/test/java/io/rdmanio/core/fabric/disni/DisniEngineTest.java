@@ -191,6 +191,7 @@ class DisniEngineTest {
     void aPeerKilledMidStreamEndsTheSurvivorsStream() throws Exception {
         String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
         List<String> command = new ArrayList<>(List.of(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
             "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", System.getProperty("java.class.path")));
         String library = System.getProperty(DisniRuntime.LIBRARY_PROPERTY);
         if (library != null) {
@@ -200,6 +201,8 @@ class DisniEngineTest {
             Integer.toString(listener.localAddress().getPort()), Long.toString(1L << 40)));
         Process peer = new ProcessBuilder(command).redirectErrorStream(true).start();
         try {
+            // Accepting drives the server's progress: the peer's connect completes only then.
+            Connection c = Blocking.accept(listener);
             BufferedReader out = new BufferedReader(new InputStreamReader(peer.getInputStream(),
                 StandardCharsets.UTF_8));
             String line;
@@ -207,7 +210,6 @@ class DisniEngineTest {
                 System.out.println("peer: " + line);
             }
             assertEquals("CONNECTED", line, "the peer process did not connect");
-            Connection c = Blocking.accept(listener);
             ByteBuffer buf = ByteBuffer.allocateDirect(1 << 16);
             long received = 0;
             while (received < (4 << 20)) {

@@ -348,7 +348,7 @@ final class VerbsCmId implements CmId {
             }
         }
         if (!take) {
-            LOG.debug("refusing a connection to {}: {}", local, state == LISTENING ? "backlog full" : "not listening");
+            LOG.debug("refusing a connection to {}: not listening or the backlog is full", local);
             c.close();
             return;
         }
@@ -357,12 +357,13 @@ final class VerbsCmId implements CmId {
             try {
                 c.local = socketAddress(child.getSource(), local);
                 c.remote = socketAddress(child.getDestination(), null);
-                c.qp = VerbsQueuePair.create(fabric, c, child, fabric.maxWr(), fabric.maxWr(), fabric.maxInlineData());
+                c.qp = VerbsQueuePair.create(fabric, c, child, fabric.maxWr(), fabric.maxWr(),
+                    fabric.acceptInline());
                 c.beginSetup();
                 child.accept(fabric.connParam());
                 return;
             } catch (IOException | RuntimeException e) {
-                LOG.debug("accepting a connection to {} at the rdma_cm level failed", local, e);
+                LOG.warn("refusing a connection from {} to {}: {}", c.remote, local, e.toString());
             }
         }
         c.close();

@@ -58,6 +58,7 @@ final class VerbsFabric implements DisniVerbs {
 
     private final InetAddress deviceAddress;
     private final int maxWr;
+    private final int acceptInline;
     private final int retryCount;
     private final int rnrRetry;
     private final int timeoutMillis;
@@ -98,7 +99,8 @@ final class VerbsFabric implements DisniVerbs {
 
     private VerbsFabric(InetAddress deviceAddress, Map<String, String> settings) throws IOException {
         this.deviceAddress = deviceAddress;
-        this.maxWr = intSetting(settings, "disni.maxWr", 4096, 1, 1 << 20);
+        this.maxWr = intSetting(settings, "disni.maxWr", 1024, 1, 1 << 20);
+        this.acceptInline = intSetting(settings, "disni.maxInline", 64, 0, 4096);
         this.retryCount = intSetting(settings, "disni.retryCount", 7, 0, 7);
         this.rnrRetry = intSetting(settings, "disni.rnrRetry", 3, 0, 7);
         this.timeoutMillis = intSetting(settings, "disni.timeoutMillis", 2000, 1, 600_000);
@@ -122,12 +124,19 @@ final class VerbsFabric implements DisniVerbs {
             completionChannel = context.createCompChannel();
             int size = cqEntries;
             IOException last = null;
+            // Devices cap the size at 2^n or 2^n - 1: try both on the way down.
+            boolean odd = false;
             while (deviceCq == null && size >= 256) {
+                int attempt = odd ? size - 1 : size;
                 try {
-                    deviceCq = context.createCQ(completionChannel, size, 0);
+                    deviceCq = context.createCQ(completionChannel, attempt, 0);
+                    size = attempt;
                 } catch (IOException e) {
                     last = e;
-                    size /= 2;
+                    if (odd) {
+                        size /= 2;
+                    }
+                    odd = !odd;
                 }
             }
             if (deviceCq == null) {
@@ -243,6 +252,11 @@ final class VerbsFabric implements DisniVerbs {
 
     int maxWr() {
         return maxWr;
+    }
+
+    /** Inline data of the queue pairs a listener creates for incoming connections. */
+    int acceptInline() {
+        return Math.min(acceptInline, maxInline);
     }
 
     int timeoutMillis() {

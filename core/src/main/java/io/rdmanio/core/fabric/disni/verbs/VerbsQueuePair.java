@@ -123,6 +123,8 @@ final class VerbsQueuePair implements QueuePair {
     private volatile int maxRecvWr;
     private volatile int maxInline;
     private volatile boolean destroyed;
+    /** Device completion-queue entries this queue pair holds: its setup messages, then the engine's depths. */
+    private int reservedCqe;
 
     private VerbsQueuePair(VerbsFabric fabric, VerbsCmId id, IbvQP qp, int slot, int generation, int capSend,
                            int capRecv, int capInline, VerbsMemoryRegion setup) throws IOException {
@@ -213,7 +215,8 @@ final class VerbsQueuePair implements QueuePair {
                                  int inline) throws IOException {
         int capSend = sendWr + 1;
         int capRecv = recvWr + 1;
-        fabric.reserveCqe(capSend + capRecv);
+        // Only what can be outstanding is reserved: the setup messages now, the engine's depths at bind.
+        fabric.reserveCqe(2);
         IbvQP qp = null;
         VerbsMemoryRegion setup = null;
         int slot = -1;
@@ -229,6 +232,7 @@ final class VerbsQueuePair implements QueuePair {
             slot = (int) slotAndGeneration;
             VerbsQueuePair q = new VerbsQueuePair(fabric, id, qp, slot, (int) (slotAndGeneration >>> 32), capSend,
                 capRecv, inline, setup);
+            q.reservedCqe = 2;
             fabric.publishQueuePair(slot, q);
             q.postSetupReceive();
             return q;
@@ -246,7 +250,7 @@ final class VerbsQueuePair implements QueuePair {
                     // the id is destroyed next by the caller
                 }
             }
-            fabric.releaseCqe(capSend + capRecv);
+            fabric.releaseCqe(2);
             throw e;
         }
     }
@@ -269,6 +273,10 @@ final class VerbsQueuePair implements QueuePair {
         if (config.maxInlineData() > capInline) {
             throw new FabricException("inline data of " + config.maxInlineData() + " bytes asked for; the device takes "
                 + capInline);
+        }
+        fabric.reserveCqe(config.maxSendWr() + config.maxRecvWr());
+        synchronized (postLock) {
+            reservedCqe += config.maxSendWr() + config.maxRecvWr();
         }
         sendCq = (VerbsCompletionQueue) config.sendCq();
         recvCq = (VerbsCompletionQueue) config.recvCq();
@@ -531,7 +539,12 @@ final class VerbsQueuePair implements QueuePair {
         writeCall.free();
         recvCall.free();
         setup.close();
-        fabric.releaseCqe(capSend + capRecv);
+        int n;
+        synchronized (postLock) {
+            n = reservedCqe;
+            reservedCqe = 0;
+        }
+        fabric.releaseCqe(n);
     }
 
     @Override
