@@ -19,8 +19,13 @@ final class Blocking {
     private Blocking() {
     }
 
+    /** Connects; the server's engine must make progress meanwhile (another process, or a thread accepting). */
     static Connection connect(Engine engine, InetSocketAddress remote) throws IOException {
-        Connection c = engine.connect(remote, null);
+        return finishConnect(engine.connect(remote, null));
+    }
+
+    static Connection finishConnect(Connection c) throws IOException {
+        InetSocketAddress remote = c.remoteAddress();
         long deadline = System.nanoTime() + TIMEOUT_NANOS;
         while (!c.finishConnect()) {
             c.await(Readiness.CONNECT, deadline - System.nanoTime());

@@ -144,8 +144,10 @@ class DisniEngineTest {
                     sizes[i] = 1 + r.nextInt(r.nextBoolean() ? 4096 : 512 << 10);
                 }
                 long seed = 77 + k;
-                Connection c = Blocking.connect(client, listener.localAddress());
+                // Accepting drives the server engine, which the connect waits for.
+                Connection c = client.connect(listener.localAddress(), null);
                 Connection accepted = Blocking.accept(listener);
+                Blocking.finishConnect(c);
                 echoes.add(pool.submit(() -> echo(accepted)));
                 clients.add(pool.submit(() -> exchange(c, sizes, seed)));
             }

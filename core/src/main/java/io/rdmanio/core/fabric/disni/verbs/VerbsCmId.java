@@ -325,6 +325,8 @@ final class VerbsCmId implements CmId {
         if (q != null) {
             q.destroy(rdma);
         }
+        // Dropped before the native id is freed: a new id may reuse its address as DiSNI's key.
+        fabric.dropFromDisni(rdma);
         try {
             rdma.destroyId();
         } catch (IOException | RuntimeException e) {

@@ -16,6 +16,7 @@ import com.ibm.disni.verbs.RdmaConnParam;
 import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.SVCPollCq;
 import com.ibm.disni.verbs.SVCReqNotify;
+import com.ibm.disni.verbs.impl.NatObject;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.EventChannel;
@@ -26,7 +27,9 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.lang.reflect.Field;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -64,6 +67,8 @@ final class VerbsFabric implements DisniVerbs {
     private final int timeoutMillis;
 
     private final RdmaEventChannel cmChannel;
+    /** DiSNI's table of the channel's ids, made thread-safe; {@code null} if DiSNI's layout differs. */
+    private final LockedIdMap idMap;
     private final RdmaCmId deviceId;
     private final IbvPd pd;
     private final IbvCompChannel compChannel;
@@ -107,6 +112,7 @@ final class VerbsFabric implements DisniVerbs {
         int cqEntries = intSetting(settings, "disni.cqEntries", 65536, 256, 1 << 24);
 
         RdmaEventChannel channel = RdmaEventChannel.createEventChannel();
+        this.idMap = lockIdMap(channel);
         RdmaCmId device = null;
         IbvPd protection = null;
         IbvCompChannel completionChannel = null;
@@ -166,6 +172,50 @@ final class VerbsFabric implements DisniVerbs {
         cqThread.start();
         LOG.debug("disni fabric open on {}: completion queue {} entries, inline {} bytes", deviceAddress, cqSize,
             maxInline);
+    }
+
+    /**
+     * DiSNI's event channel keeps its ids in a plain HashMap that the connection-manager thread reads (and adds
+     * requests to) while other threads add ids, and never removes a destroyed id. This map is safe to share and
+     * lets the fabric drop an id when it is destroyed.
+     */
+    private static final class LockedIdMap extends HashMap<Object, Object> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public synchronized Object get(Object key) {
+            return super.get(key);
+        }
+
+        @Override
+        public synchronized Object put(Object key, Object value) {
+            return super.put(key, value);
+        }
+
+        @Override
+        public synchronized Object remove(Object key) {
+            return super.remove(key);
+        }
+    }
+
+    private static LockedIdMap lockIdMap(RdmaEventChannel channel) {
+        try {
+            Field f = channel.getClass().getDeclaredField("idMap");
+            f.setAccessible(true);
+            LockedIdMap map = new LockedIdMap();
+            f.set(channel, map);
+            return map;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LOG.debug("DiSNI's event channel has no id table to make thread-safe; ids are created under a lock", e);
+            return null;
+        }
+    }
+
+    /** Drops a destroyed id from DiSNI's table. */
+    void dropFromDisni(RdmaCmId rdma) {
+        if (idMap != null && rdma instanceof NatObject) {
+            idMap.remove(((NatObject) rdma).getObjId());
+        }
     }
 
     static VerbsFabric open(InetAddress deviceAddress, Map<String, String> settings) throws IOException {
@@ -333,7 +383,13 @@ final class VerbsFabric implements DisniVerbs {
         ensureOpen();
         RdmaCmId rdma;
         try {
-            rdma = cmChannel.createId(RdmaCm.RDMA_PS_TCP);
+            if (idMap != null) {
+                rdma = cmChannel.createId(RdmaCm.RDMA_PS_TCP);
+            } else {
+                synchronized (cmChannel) {
+                    rdma = cmChannel.createId(RdmaCm.RDMA_PS_TCP);
+                }
+            }
         } catch (IOException e) {
             throw new FabricException("rdma_create_id failed: " + e.getMessage(), e);
         }
@@ -558,6 +614,7 @@ final class VerbsFabric implements DisniVerbs {
                 if (type == RdmaCmEvent.EventType.RDMA_CM_EVENT_CONNECT_REQUEST.ordinal()) {
                     VerbsCmId listener = listenId == null ? null : ids.get(listenId);
                     if (listener == null) {
+                        dropFromDisni(id);
                         id.destroyId();
                     } else {
                         listener.onConnectRequest(id);
