@@ -162,6 +162,8 @@ class DisniEngineTest {
         }
         assertEquals(0, fabric.receiverNotReadyCount(), "sends that found no receive posted");
         long naksAfter = DisniDevices.receiverNotReadyNaks(device());
+        System.out.printf("receiver-not-ready NAKs counted by %s: %d before, %d after%n", device(), naksBefore,
+            naksAfter);
         if (naksBefore >= 0) {
             assertEquals(naksBefore, naksAfter, "receiver-not-ready NAKs counted by " + device());
         }

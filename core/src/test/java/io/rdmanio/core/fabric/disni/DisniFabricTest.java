@@ -309,4 +309,50 @@ class DisniFabricTest {
             assertFalse(bystander.client.qp.isError());
         }
     }
+
+    /** Posting and polling reuse DiSNI's stateful calls: a send/receive round costs no allocation. */
+    @Test
+    void postingAndPollingDoNotAllocate() throws Exception {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        org.junit.jupiter.api.Assumptions.assumeTrue(mx instanceof com.sun.management.ThreadMXBean,
+            "no per-thread allocation counter in this JVM");
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) mx;
+        try (Link link = new Link()) {
+            Completions batch = new Completions(16);
+            fill(link.client.send, 0, 256, 3);
+            roundTrips(link, batch, 2_000);
+            long before = threads.getCurrentThreadAllocatedBytes();
+            roundTrips(link, batch, 5_000);
+            long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+            assertTrue(allocated < 16 * 1024, allocated + " bytes allocated by 5000 round trips");
+        }
+    }
+
+    /** One signaled send, its receive completion and the repost, {@code n} times, polling without waiting. */
+    private static void roundTrips(Link link, Completions batch, int n) throws IOException {
+        long deadline = System.nanoTime() + Rdma.TIMEOUT_NANOS;
+        for (int i = 0; i < n; i++) {
+            link.client.qp.postSend(i, link.client.send, 0, 256, QueuePair.SIGNALED);
+            int sent = 0;
+            int received = 0;
+            while (sent == 0 || received == 0) {
+                if (link.client.cq.poll(batch) > 0) {
+                    if (batch.status[0] != Completions.SUCCESS) {
+                        throw new AssertionError("send failed: " + Completions.statusName(batch.status[0]));
+                    }
+                    sent++;
+                }
+                if (link.accepted.cq.poll(batch) > 0) {
+                    if (batch.status[0] != Completions.SUCCESS || batch.byteLen[0] != 256) {
+                        throw new AssertionError("receive failed: " + Completions.statusName(batch.status[0]));
+                    }
+                    link.accepted.qp.postRecv(batch.wrId[0], link.accepted.recv, (int) batch.wrId[0] * SLOT, SLOT);
+                    received++;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("round trip " + i + " did not complete");
+                }
+            }
+        }
+    }
 }
