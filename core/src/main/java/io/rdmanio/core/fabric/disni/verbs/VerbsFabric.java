@@ -101,6 +101,7 @@ final class VerbsFabric implements DisniVerbs {
 
     // ---- guarded by itself
     private final LinkedHashSet<Object> open = new LinkedHashSet<>();
+    private boolean closing;
 
     private VerbsFabric(InetAddress deviceAddress, Map<String, String> settings) throws IOException {
         this.deviceAddress = deviceAddress;
@@ -637,9 +638,10 @@ final class VerbsFabric implements DisniVerbs {
     public void close() {
         List<Object> objects;
         synchronized (open) {
-            if (closed) {
+            if (closing) {
                 return;
             }
+            closing = true;
             objects = new ArrayList<>(open);
         }
         // Ids first (they disconnect and destroy their queue pairs), then queues, channels and regions.
