@@ -56,13 +56,19 @@ final class Streams {
             return 0;
         }
         buf.clear();
-        for (int i = 0; i < n; i++) {
-            buf.put(at(written + i));
+        for (int off = 0; off < n; off += scratch.length) {
+            int k = Math.min(scratch.length, n - off);
+            for (int i = 0; i < k; i++) {
+                scratch[i] = at(written + off + i);
+            }
+            buf.put(scratch, 0, k);
         }
         buf.flip();
         long taken = c.write(new ByteBuffer[] {buf}, 0, 1);
-        for (long i = 0; i < taken; i++) {
-            sent.update(at(written + i));
+        for (int off = 0; off < taken; off += scratch.length) {
+            int k = (int) Math.min(scratch.length, taken - off);
+            buf.get(off, scratch, 0, k);
+            sent.update(scratch, 0, k);
         }
         written += taken;
         return taken;
@@ -77,19 +83,16 @@ final class Streams {
             eof = true;
             return n;
         }
-        buf.flip();
-        for (int i = 0; i < n; i++) {
-            byte b = buf.get(i);
-            if (b != at(read + i)) {
-                throw new AssertionError("byte " + (read + i) + " is " + b + ", expected " + at(read + i));
-            }
-        }
-        int off = 0;
-        while (off < n) {
+        for (int off = 0; off < n; off += scratch.length) {
             int k = (int) Math.min(scratch.length, n - off);
             buf.get(off, scratch, 0, k);
+            for (int i = 0; i < k; i++) {
+                long at = read + off + i;
+                if (scratch[i] != at(at)) {
+                    throw new AssertionError("byte " + at + " is " + scratch[i] + ", expected " + at(at));
+                }
+            }
             received.update(scratch, 0, k);
-            off += k;
         }
         read += n;
         return n;
