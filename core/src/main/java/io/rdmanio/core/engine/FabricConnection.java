@@ -109,6 +109,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean outputShutdown;
     private boolean inputShutdown;
     private boolean writeBlocked;
+    /** Counted in the engine's lingering connections (closed or failed, not yet torn down). */
+    private boolean lingering;
     private int lastReady;
     // receive ring
     private int postedRecvs;
@@ -838,6 +840,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         LOG.debug("connection with {} failed", remote, e);
         discardQueuedLocked(false);
         disconnectLocked();
+        lingerLocked();
+    }
+
+    /** Asks the engine to keep driving progress until this connection is torn down. */
+    private void lingerLocked() {
+        if (!tornDown && !lingering) {
+            lingering = true;
+            engine.beginLinger();
+        }
     }
 
     private void disconnectLocked() {
@@ -866,6 +877,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void teardownLocked() {
         tornDown = true;
         state = CLOSED;
+        if (lingering) {
+            lingering = false;
+            engine.endLinger();
+        }
         engine.unregister(this, id, qpNum);
         id.close();
         if (cq != null) {
@@ -926,6 +941,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     // Otherwise the FIN's completion disconnects (no blocking here).
                 }
                 tryTeardownLocked();
+                lingerLocked();
             }
             lastReady = readyOpsLocked();
         }
@@ -941,6 +957,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 discardQueuedLocked(false);
                 disconnectLocked();
                 tryTeardownLocked();
+                lingerLocked();
             }
         }
         engine.wakeWaiters();

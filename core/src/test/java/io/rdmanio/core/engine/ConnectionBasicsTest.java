@@ -336,4 +336,35 @@ class ConnectionBasicsTest {
             assertEquals(0, p.server.pool().slotsInUse());
         }
     }
+
+    @Test
+    void closeCompletesWithoutTheApplicationDrivingThatEngineAgain() throws Exception {
+        try (Pair p = new Pair(SMALL)) {
+            FabricConnection[] cs = p.connect();
+            Streams s = new Streams(1 << 20, 4);
+            ByteBuffer buf = ByteBuffer.allocate(4096);
+            while (s.write(cs[0], buf, 4096) > 0) {
+                p.pump();
+            }
+            s.endHere();
+            cs[0].close();
+            // From here only the server's engine is driven by this thread; the client's engine finishes the
+            // close (staged bytes, FIN, teardown) on its own.
+            ByteBuffer in = ByteBuffer.allocate(8192);
+            long deadline = System.nanoTime() + Pair.TIMEOUT_NANOS;
+            while (s.read(cs[1], in, 8192) != -1) {
+                p.server.progress();
+                assertTrue(System.nanoTime() - deadline < 0, "the closed side stopped sending");
+            }
+            s.assertChecksumsMatch();
+            cs[1].close();
+            while (!(cs[0].isTornDown() && cs[1].isTornDown())) {
+                p.server.progress();
+                assertTrue(System.nanoTime() - deadline < 0, "teardown did not happen");
+                Thread.onSpinWait();
+            }
+            assertEquals(0, p.client.pool().slotsInUse());
+            assertEquals(0, p.client.lingeringCount());
+        }
+    }
 }
