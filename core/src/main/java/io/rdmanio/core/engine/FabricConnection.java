@@ -22,7 +22,6 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,7 +78,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private final int[] recvIds;
     private final int[] stagingIds;
     private final long incarnation;
-    private final CopyOnWriteArrayList<ReadinessListener> readinessListeners = new CopyOnWriteArrayList<>();
+    /** Copied on write under {@link #listenersLock} (setup only), read without a lock and without allocating. */
+    private volatile ReadinessListener[] readinessListeners = ReadinessListeners.NONE;
+    private final Object listenersLock = new Object();
     /** The client's handshake, kept to name both sides' values if the server rejects it. */
     private ByteBuffer request;
     private QueuePair qp;
@@ -1047,12 +1048,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     @Override
     public void addReadinessListener(ReadinessListener l) {
-        readinessListeners.addIfAbsent(l);
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.with(readinessListeners, l);
+        }
     }
 
     @Override
     public void removeReadinessListener(ReadinessListener l) {
-        readinessListeners.remove(l);
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.without(readinessListeners, l);
+        }
     }
 
     @Override

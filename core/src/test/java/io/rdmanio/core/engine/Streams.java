@@ -20,7 +20,9 @@ final class Streams {
     boolean eof;
     final CRC32 sent = new CRC32();
     final CRC32 received = new CRC32();
-    private final byte[] scratch = new byte[1 << 16];
+    /** One per end: the writer and the reader may be different threads. */
+    private final byte[] writeScratch = new byte[1 << 16];
+    private final byte[] readScratch = new byte[1 << 16];
 
     Streams(long total, int seed) {
         this.total = total;
@@ -56,19 +58,19 @@ final class Streams {
             return 0;
         }
         buf.clear();
-        for (int off = 0; off < n; off += scratch.length) {
-            int k = Math.min(scratch.length, n - off);
+        for (int off = 0; off < n; off += writeScratch.length) {
+            int k = Math.min(writeScratch.length, n - off);
             for (int i = 0; i < k; i++) {
-                scratch[i] = at(written + off + i);
+                writeScratch[i] = at(written + off + i);
             }
-            buf.put(scratch, 0, k);
+            buf.put(writeScratch, 0, k);
         }
         buf.flip();
         long taken = c.write(new ByteBuffer[] {buf}, 0, 1);
-        for (int off = 0; off < taken; off += scratch.length) {
-            int k = (int) Math.min(scratch.length, taken - off);
-            buf.get(off, scratch, 0, k);
-            sent.update(scratch, 0, k);
+        for (int off = 0; off < taken; off += writeScratch.length) {
+            int k = (int) Math.min(writeScratch.length, taken - off);
+            buf.get(off, writeScratch, 0, k);
+            sent.update(writeScratch, 0, k);
         }
         written += taken;
         return taken;
@@ -83,16 +85,16 @@ final class Streams {
             eof = true;
             return n;
         }
-        for (int off = 0; off < n; off += scratch.length) {
-            int k = (int) Math.min(scratch.length, n - off);
-            buf.get(off, scratch, 0, k);
+        for (int off = 0; off < n; off += readScratch.length) {
+            int k = (int) Math.min(readScratch.length, n - off);
+            buf.get(off, readScratch, 0, k);
             for (int i = 0; i < k; i++) {
                 long at = read + off + i;
-                if (scratch[i] != at(at)) {
-                    throw new AssertionError("byte " + at + " is " + scratch[i] + ", expected " + at(at));
+                if (readScratch[i] != at(at)) {
+                    throw new AssertionError("byte " + at + " is " + readScratch[i] + ", expected " + at(at));
                 }
             }
-            received.update(scratch, 0, k);
+            received.update(readScratch, 0, k);
         }
         read += n;
         return n;
