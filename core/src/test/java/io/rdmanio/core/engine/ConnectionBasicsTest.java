@@ -367,4 +367,29 @@ class ConnectionBasicsTest {
             assertEquals(0, p.client.lingeringCount());
         }
     }
+
+    @Test
+    void aLoanOutlivingItsConnectionReturnsTheSlotToThePoolOnRelease() throws Exception {
+        try (Pair p = new Pair(SMALL)) {
+            FabricConnection[] cs = p.connect();
+            write(cs[0], ByteBuffer.wrap(new byte[] {7, 8, 9}));
+            ByteBuf[] got = new ByteBuf[1];
+            p.await("a loan", () -> {
+                try {
+                    got[0] = cs[1].readBuffer();
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+                return got[0] != null;
+            });
+            cs[1].abort();
+            cs[0].close();
+            p.await("teardown", () -> cs[0].isTornDown() && cs[1].isTornDown());
+            // The lent slot is still the application's: the rest went back.
+            assertEquals(1, p.server.pool().slotsInUse());
+            assertEquals(9, got[0].getByte(got[0].readerIndex() + 2));
+            CompletableFuture.runAsync(() -> got[0].release()).get(20, TimeUnit.SECONDS);
+            assertEquals(0, p.server.pool().slotsInUse());
+        }
+    }
 }
