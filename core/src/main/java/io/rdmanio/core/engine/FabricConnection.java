@@ -77,6 +77,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private final int signalInterval;
     private final int[] recvIds;
     private final int[] stagingIds;
+    /** The slot holding this connection's control-frame entries; set by {@link #setUp}. */
+    private int controlSlotId;
     private final long incarnation;
     /** Copied on write under {@link #listenersLock} (setup only), read without a lock and without allocating. */
     private volatile ReadinessListener[] readinessListeners = ReadinessListeners.NONE;
@@ -94,6 +96,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     // ---- guarded by lock
     private final Object lock = new Object();
     private int state = CONNECTING;
+    private boolean slotsAllocated;
     private IOException failure;
     private CreditWindow credit;
     private boolean connectedOnce;
@@ -113,6 +116,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** Counted in the engine's lingering connections (closed or failed, not yet torn down). */
     private boolean lingering;
     private int lastReady;
+    /** Bytes or FIN arrived since readiness was last reported. */
+    private boolean readEvent;
     // receive ring
     private int postedRecvs;
     private final int[] recvLen;
@@ -212,8 +217,6 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         return c;
     }
 
-    private int controlSlotId;
-
     private void setUp() throws IOException {
         int[] ids = new int[recvCount + stagingCount + 1];
         pool.allocate(ids, ids.length);
@@ -234,8 +237,6 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
         }
     }
-
-    private boolean slotsAllocated;
 
     // -------------------------------------------------------------------------------------------------------------
     // Completions and events (progress thread, under the engine's progress lock).
@@ -324,11 +325,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     recvLen[i] = length;
                     readQueue[(int) (readTail++ % recvCount)] = i;
                     available += length;
+                    // Readable again even if READ never cleared: a selector that left bytes unread hears of more.
+                    readEvent = true;
                 }
                 break;
             }
             case TYPE_FIN:
                 finReceived = true;
+                readEvent = true;
                 postRecvLocked(i);
                 break;
             case TYPE_HELLO:
@@ -1013,10 +1017,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         return ops;
     }
 
-    /** Whether readiness gained an operation since last reported. */
+    /** Whether readiness gained an operation (or more bytes arrived) since last reported. */
     private boolean updateReadinessLocked() {
         int now = readyOpsLocked();
-        boolean gained = (now & ~lastReady) != 0;
+        boolean gained = (now & ~lastReady) != 0 || readEvent;
+        readEvent = false;
         lastReady = now;
         if (gained && (now & Readiness.WRITE) != 0) {
             writeBlocked = false;

@@ -392,4 +392,26 @@ class ConnectionBasicsTest {
             assertEquals(0, p.server.pool().slotsInUse());
         }
     }
+
+    @Test
+    void listenersHearOfEveryArrivalEvenWhileBytesAreLeftUnread() throws Exception {
+        try (Pair p = new Pair(SMALL)) {
+            FabricConnection[] cs = p.connect();
+            int[] fired = new int[1];
+            cs[1].addReadinessListener(src -> {
+                assertSame(cs[1], src);
+                fired[0]++;
+            });
+            write(cs[0], ByteBuffer.allocate(10));
+            p.await("first arrival", () -> fired[0] == 1);
+            assertEquals(Readiness.READ, cs[1].readyOps() & Readiness.READ);
+            write(cs[0], ByteBuffer.allocate(10));
+            p.await("second arrival, READ never cleared", () -> fired[0] == 2);
+            ReadinessListener removed = src -> fail("removed listeners are not called");
+            cs[1].addReadinessListener(removed);
+            cs[1].removeReadinessListener(removed);
+            write(cs[0], ByteBuffer.allocate(10));
+            p.await("third arrival", () -> fired[0] == 3);
+        }
+    }
 }
