@@ -1095,7 +1095,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** The credit window's state, for diagnostics. */
     String creditState() {
         synchronized (lock) {
-            return String.valueOf(credit);
+            return credit + (writeBlocked ? " write-blocked" : "") + " staged " + (fillSeq - postSeq) + " posted "
+                + (postSeq - freeSeq) + " held " + (readTail - readHead) + " posted receives " + postedRecvs;
         }
     }
 
