@@ -170,12 +170,14 @@ final class FabricEngine implements Engine {
     CompletionQueue reserveCq(int entries) throws IOException {
         synchronized (setupLock) {
             for (CqBudget b : cqBudgets) {
-                if (b.capacity - b.reserved >= entries) {
+                // An eighth is kept free: a torn-down queue pair's last flush completions may still sit in the
+                // queue after its budget was released (verbs does not order send and receive flushes).
+                if (b.capacity - b.capacity / 8 - b.reserved >= entries) {
                     b.reserved += entries;
                     return b.cq;
                 }
             }
-            int capacity = Math.max(CQ_ENTRIES, entries);
+            int capacity = Math.max(CQ_ENTRIES, entries + entries / 4);
             CqBudget b = new CqBudget(fabric.createCompletionQueue(capacity), capacity);
             b.reserved = entries;
             cqBudgets.add(b);
