@@ -355,4 +355,38 @@ class DisniFabricTest {
             }
         }
     }
+
+    /** With nothing armed and no connection being set up, the completion thread parks: no timed wake-ups. */
+    @Test
+    void anIdleFabricHasNoBusyThread() throws Exception {
+        try (Link link = new Link()) {
+            Thread cq = null;
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (t.getName().equals("rdmanio-disni-cq")) {
+                    cq = t;
+                }
+            }
+            org.junit.jupiter.api.Assertions.assertNotNull(cq, "the fabric's completion thread");
+            long deadline = System.nanoTime() + Rdma.TIMEOUT_NANOS;
+            while (cq.getState() != Thread.State.WAITING) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("the completion thread is " + cq.getState() + " while idle");
+                }
+                Thread.onSpinWait();
+            }
+            // Arming wakes it; a completion fires the notifier; then it parks again.
+            java.util.concurrent.Semaphore fired = new java.util.concurrent.Semaphore(0);
+            link.accepted.cq.requestNotify(fired::release);
+            link.client.qp.postSend(1, link.client.send, 0, 10, QueuePair.SIGNALED);
+            assertTrue(fired.tryAcquire(60, java.util.concurrent.TimeUnit.SECONDS), "the armed queue was not notified");
+            assertEquals(1, awaitCompletions(link.accepted.cq, 1).count());
+            awaitCompletions(link.client.cq, 1);
+            while (cq.getState() != Thread.State.WAITING) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("the completion thread is " + cq.getState() + " after the wake-up");
+                }
+                Thread.onSpinWait();
+            }
+        }
+    }
 }
