@@ -154,6 +154,11 @@ final class ShmQueuePair implements QueuePair {
         return state;
     }
 
+    /** Receives posted over the queue pair's life. */
+    long postedReceives() {
+        return recvPosted;
+    }
+
     @Override
     public String toString() {
         return "shm queue pair " + qpNum;
