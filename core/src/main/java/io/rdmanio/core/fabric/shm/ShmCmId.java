@@ -364,14 +364,22 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     /** Null when a peer with these host facts shares this host and shm directory, else the reason. */
     private String hostMismatch(String bootId, long dev, long ino) {
-        if (!bootId.equals(fabric.bootId)) {
+        return hostMismatch(fabric.bootId, fabric.dirDevice, fabric.dirInode, fabric.dir, bootId, dev, ino);
+    }
+
+    /**
+     * Null when a peer reporting {@code bootId}, {@code dev} and {@code ino} runs on this kernel and uses this shm
+     * directory, else the reason naming what differs.
+     */
+    static String hostMismatch(String ourBootId, long ourDev, long ourIno, Path dir, String bootId, long dev,
+                               long ino) {
+        if (!bootId.equals(ourBootId)) {
             return "the peer is not on this host: its kernel boot id " + bootId + " differs from this host's "
-                + fabric.bootId + " (the shm fabric connects processes of one running kernel)";
+                + ourBootId + " (the shm fabric connects processes of one running kernel)";
         }
-        if (dev != fabric.dirDevice || ino != fabric.dirInode) {
-            return "the peer uses another shm directory (device " + dev + " inode " + ino + "; here " + fabric.dir
-                + " is device " + fabric.dirDevice + " inode " + fabric.dirInode + "): both ends must use the same"
-                + " rdmanio.shm.dir";
+        if (dev != ourDev || ino != ourIno) {
+            return "the peer uses another shm directory (device " + dev + " inode " + ino + "; here " + dir
+                + " is device " + ourDev + " inode " + ourIno + "): both ends must use the same rdmanio.shm.dir";
         }
         return null;
     }

@@ -364,6 +364,30 @@ class ShmInProcessTest {
     }
 
     @Test
+    void anotherHostOrAnotherDirectoryIsRefusedNamingWhatDiffers() {
+        Path d = Path.of("/dev/shm/x");
+        assertEquals(null, ShmCmId.hostMismatch("boot-a", 1, 2, d, "boot-a", 1, 2));
+        String host = ShmCmId.hostMismatch("boot-a", 1, 2, d, "boot-b", 1, 2);
+        assertTrue(host.contains("boot-b") && host.contains("boot-a") && host.contains("not on this host"), host);
+        String directory = ShmCmId.hostMismatch("boot-a", 1, 2, d, "boot-a", 1, 3);
+        assertTrue(directory.contains("inode 3") && directory.contains("rdmanio.shm.dir"), directory);
+    }
+
+    @Test
+    void groupSettingSharesFilesWithTheGroup() throws IOException {
+        Path shared = dir.resolve("g");
+        try (ShmFabric fabric = (ShmFabric) Fabrics.open("shm",
+            Map.of(ShmFabricProvider.DIR, shared.toString(), ShmFabricProvider.GROUP, "root"))) {
+            assertEquals("rwxrwx---", PosixFilePermissions.toString(Files.getPosixFilePermissions(shared)));
+            ShmMemoryRegion region = (ShmMemoryRegion) fabric.allocate(4096, MemoryRegion.LOCAL_WRITE);
+            Path viaProc = ShmHost.descriptorPath(ShmHost.pid(), region.file.fd);
+            assertEquals("rw-rw----", PosixFilePermissions.toString(Files.getPosixFilePermissions(viaProc)));
+            assertEquals("root", Files.readAttributes(viaProc, java.nio.file.attribute.PosixFileAttributes.class)
+                .group().getName());
+        }
+    }
+
+    @Test
     void closingAListenerRefusesPendingRequests() throws IOException {
         try (ShmPair pair = new ShmPair(dir, 8)) {
             pair.request(ascii("x"));
