@@ -93,6 +93,12 @@ final class ShmCompletionQueue implements CompletionQueue {
             pending |= qp.hasPending(this);
         }
         if (pending) {
+            // Fired here: a flag left armed would only cost the producer a needless doorbell.
+            for (ShmQueuePair qp : attached) {
+                if (qp.recvCq == this) {
+                    qp.disarmReceives();
+                }
+            }
             fire();
         }
     }

@@ -487,6 +487,13 @@ final class ShmQueuePair implements QueuePair {
         }
     }
 
+    /** Withdraws a request for a doorbell (a notifier that already fired needs none). */
+    void disarmReceives() {
+        if (attached) {
+            ShmRingsDescriptor.setDisarmed(rings, myCompletions);
+        }
+    }
+
     /** Whether a poll of {@code cq} would return something from this queue pair now. */
     boolean hasPending(ShmCompletionQueue cq) {
         if (cq == sendCq && scHead != scTail) {

@@ -219,6 +219,11 @@ final class ShmRingsDescriptor {
         VarHandle.fullFence();
     }
 
+    /** Owner: withdraws its request for a doorbell (a race with a producer costs at most one doorbell). */
+    static void setDisarmed(ByteBuffer b, int queue) {
+        INT.setRelease(b, queue + CQ_ARMED_OFFSET, 0);
+    }
+
     /** Producer, after releasing a completion: whether the owner is armed, clearing the flag if so (ring then). */
     static boolean fenceThenTryDisarm(ByteBuffer b, int queue) {
         VarHandle.fullFence();
