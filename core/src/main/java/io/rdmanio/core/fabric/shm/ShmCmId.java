@@ -13,15 +13,20 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
@@ -143,17 +148,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             try {
                 ss.bind(UnixDomainSocketAddress.of(path), DEFAULT_BACKLOG);
             } catch (BindException e) {
-                if (isLive(path)) {
-                    throw new BindException("address already in use: " + address + " is served by a live shm"
-                        + " listener (rendezvous socket " + path + ")");
-                }
-                Files.deleteIfExists(path);
-                try {
-                    ss.bind(UnixDomainSocketAddress.of(path), DEFAULT_BACKLOG);
-                } catch (BindException again) {
-                    throw new BindException("address already in use: " + address + " (rendezvous socket " + path
-                        + " was bound by another process meanwhile)");
-                }
+                replaceStaleSocket(ss, path, address);
             }
             Files.setPosixFilePermissions(path, fabric.group == null ? ShmFile.OWNER_ONLY : ShmFile.OWNER_AND_GROUP);
             if (fabric.group != null) {
@@ -168,6 +163,35 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         server = ss;
         socketPath = path;
         local = address;
+    }
+
+    /** Serializes stale-socket replacement among the threads of this JVM (the file lock covers processes). */
+    private static final Object REPLACE_LOCK = new Object();
+
+    /**
+     * Binds {@code ss} to {@code path}, which exists: a live listener there makes it a {@link BindException}; a
+     * stale one (left by a dead process) is removed first. Check, removal and bind happen under a lock on
+     * {@code DIR/.bind.lock}, so two processes replacing the same stale socket cannot remove each other's.
+     */
+    private void replaceStaleSocket(ServerSocketChannel ss, Path path, InetSocketAddress address) throws IOException {
+        synchronized (REPLACE_LOCK) {
+            try (FileChannel lockFile = FileChannel.open(fabric.dir.resolve(".bind.lock"),
+                     Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+                     PosixFilePermissions.asFileAttribute(ShmFile.OWNER_ONLY));
+                 FileLock held = lockFile.lock()) {
+                if (isLive(path)) {
+                    throw new BindException("address already in use: " + address + " is served by a live shm"
+                        + " listener (rendezvous socket " + path + ")");
+                }
+                Files.deleteIfExists(path);
+                try {
+                    ss.bind(UnixDomainSocketAddress.of(path), DEFAULT_BACKLOG);
+                } catch (BindException again) {
+                    throw new BindException("address already in use: " + address + " (rendezvous socket " + path
+                        + " was bound by another process meanwhile)");
+                }
+            }
+        }
     }
 
     /** Whether a process accepts connections on the socket file {@code path}; a stale file refuses them. */

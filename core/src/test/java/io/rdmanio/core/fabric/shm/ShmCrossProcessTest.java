@@ -326,7 +326,9 @@ class ShmCrossProcessTest {
                 baselineFds = ShmTestSupport.openDescriptors();
             }
         }
-        assertEquals(baselineFds, ShmTestSupport.openDescriptors(), "descriptors leaked");
+        int after = ShmTestSupport.openDescriptors();
+        assertTrue(after <= baselineFds, "descriptors leaked: " + baselineFds + " after the first run, " + after
+            + " after the last");
         assertEquals(0, fabric.peerCount());
     }
 

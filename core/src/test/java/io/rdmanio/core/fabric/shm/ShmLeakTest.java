@@ -3,6 +3,7 @@ package io.rdmanio.core.fabric.shm;
 import static io.rdmanio.core.fabric.shm.ShmTestSupport.expect;
 import static io.rdmanio.core.fabric.shm.ShmTestSupport.pollExactly;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
@@ -88,7 +89,10 @@ class ShmLeakTest {
                 server.close();
             }
             assertEquals(files, ShmTestSupport.entries(dir), "files left in the shm directory");
-            assertEquals(fds, ShmTestSupport.openDescriptors(), "descriptors left open");
+            // Other tests of this JVM may close descriptors meanwhile; a leak of one per cycle shows as growth.
+            int after = ShmTestSupport.openDescriptors();
+            assertTrue(after <= fds, "descriptors left open: " + fds + " before, " + after + " after " + CYCLES
+                + " cycles");
             assertEquals(0, serverFabric.peerCount());
             assertEquals(0, clientFabric.peerCount());
             listener.close();
