@@ -332,6 +332,44 @@ class ShmCrossProcessTest {
         assertEquals(0, fabric.peerCount());
     }
 
+    @Test
+    void peerKilledDuringSetupLeavesAConsistentOutcome() throws Exception {
+        Random random = new Random();
+        for (int run = 0; run < 4; run++) {
+            try (PeerProcess peer = PeerProcess.start("server", dir.toString())) {
+                int port = port(peer);
+                CmId id = fabric.createId(events);
+                QueuePair qp = id.createQueuePair(new QueuePair.Config(sendCq, recvCq, DEPTH, DEPTH, 0));
+                for (int i = 0; i < DEPTH; i++) {
+                    qp.postRecv(i, mr, i * SLOT, SLOT);
+                }
+                id.connect(at(port), ascii("echo"));
+                // A kill point somewhere in the exchange: the request, the accept, or just after.
+                LockSupport.parkNanos(random.nextInt(3_000_000));
+                peer.kill();
+                CmEvent first = ShmTestSupport.next(events);
+                Completions out = new Completions(DEPTH);
+                if (first.type() == CmEvent.Type.ESTABLISHED) {
+                    CmEvent second = expect(events, CmEvent.Type.DISCONNECTED);
+                    assertEquals(id, second.id());
+                    // An established connection that fails flushes every posted receive.
+                    pollExactly(recvCq, out, DEPTH);
+                    for (int i = 0; i < DEPTH; i++) {
+                        assertEquals(Completions.WR_FLUSH_ERR, out.status[i]);
+                    }
+                } else {
+                    // A connect that never got through leaves the queue pair as it was (as rdma_cm does).
+                    assertEquals(CmEvent.Type.REJECTED, first.type(), first.toString());
+                    assertEquals(0, recvCq.poll(out));
+                    assertTrue(first.reason().contains("went away") || first.reason().contains("no live listener"),
+                        first.reason());
+                }
+                id.close();
+            }
+        }
+        assertEquals(0, fabric.peerCount());
+    }
+
     /** Receives posted on {@code qp} over its life: the test reposts each one it polls successfully. */
     private static long postedReceives(QueuePair qp) {
         return ((ShmQueuePair) qp).postedReceives();
