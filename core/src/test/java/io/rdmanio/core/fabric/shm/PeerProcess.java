@@ -53,7 +53,6 @@ final class PeerProcess implements AutoCloseable {
         List<String> command = new ArrayList<>(prefix);
         command.add(java());
         command.add("-Xshare:auto");
-        command.add("-XX:TieredStopAtLevel=1");
         command.add("-cp");
         command.add(classPath);
         command.add(ShmPeerMain.class.getName());

@@ -1,5 +1,12 @@
 package io.rdmanio.core.fabric.shm;
 
+import io.rdmanio.core.engine.Connection;
+import io.rdmanio.core.engine.ConnectionOptions;
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.EngineConfig;
+import io.rdmanio.core.engine.Engines;
+import io.rdmanio.core.engine.Listener;
+import io.rdmanio.core.engine.Readiness;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.CompletionQueue;
@@ -29,6 +36,8 @@ import java.util.concurrent.locks.LockSupport;
  *                         posted), "small" (16-byte receives), "reject" (reject with "rejected-by-peer")
  *   bind DIR PORT         listen on 127.0.0.1:PORT, print "LISTENING port", accept nothing
  *   client DIR PORT DATA  connect with DATA, print "EVENT type reason" of the outcome, then exit
+ *   engine-echo DIR       the connection engine over shm: listen, print "LISTENING port", echo every byte of
+ *                         each accepted connection until its end of stream, print "ECHOED n", close
  * </pre>
  */
 public final class ShmPeerMain {
@@ -61,6 +70,7 @@ public final class ShmPeerMain {
             case "server": server(fabric, 0, true); break;
             case "bind": server(fabric, Integer.parseInt(args[2]), false); break;
             case "client": client(fabric, Integer.parseInt(args[2]), args[3]); break;
+            case "engine-echo": engineEcho(fabric); break;
             default: throw new IllegalArgumentException(args[0]);
         }
     }
@@ -84,6 +94,45 @@ public final class ShmPeerMain {
         say("EVENT " + event.type() + " " + event.reason());
         say("DONE");
         LockSupport.parkNanos(Long.MAX_VALUE);
+    }
+
+    private static void engineEcho(Fabric fabric) throws IOException {
+        Engine engine = Engines.open(fabric, EngineConfig.DEFAULT);
+        Listener listener = engine.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
+            ConnectionOptions.DEFAULT);
+        say("LISTENING " + listener.localAddress().getPort());
+        ByteBuffer[] buf = {ByteBuffer.allocateDirect(1 << 16)};
+        while (true) {
+            listener.await(Readiness.ACCEPT, Long.MAX_VALUE);
+            Connection c = listener.accept();
+            if (c == null) {
+                continue;
+            }
+            long echoed = 0;
+            boolean eof = false;
+            buf[0].clear();
+            while (!eof || buf[0].position() > 0) {
+                if (!eof && buf[0].hasRemaining()) {
+                    long n = c.read(buf, 0, 1);
+                    if (n < 0) {
+                        eof = true;
+                    }
+                }
+                buf[0].flip();
+                echoed += c.write(buf, 0, 1);
+                buf[0].compact();
+                if (buf[0].position() > 0 || !eof) {
+                    int want = (eof ? 0 : (buf[0].hasRemaining() ? Readiness.READ : 0))
+                        | (buf[0].position() > 0 ? Readiness.WRITE : 0);
+                    if (want != 0) {
+                        c.await(want, 1_000_000_000L);
+                    }
+                }
+            }
+            c.shutdownOutput();
+            say("ECHOED " + echoed);
+            c.close();
+        }
     }
 
     /** One accepted connection of the server. */
