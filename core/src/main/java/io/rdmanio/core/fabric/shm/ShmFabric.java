@@ -90,6 +90,7 @@ public final class ShmFabric implements Fabric {
     private final ShmFile directory;
     private final AtomicLong fileCounter = new AtomicLong();
     private final AtomicLong receiverNotReady = new AtomicLong();
+    private final AtomicLong doorbells = new AtomicLong();
     private final AtomicInteger nextQpNum = new AtomicInteger(0x21);
     private final AtomicInteger localKeys = new AtomicInteger();
 
@@ -158,6 +159,18 @@ public final class ShmFabric implements Fabric {
 
     void receiverNotReady() {
         receiverNotReady.incrementAndGet();
+    }
+
+    /**
+     * How many doorbells this fabric's senders rang: one per completion released to a peer that had armed its
+     * queue, none while the peer polls without arming (the data path then makes no system call).
+     */
+    public long doorbellCount() {
+        return doorbells.get();
+    }
+
+    void doorbellRung() {
+        doorbells.incrementAndGet();
     }
 
     int nextQpNum() {

@@ -396,6 +396,7 @@ final class ShmQueuePair implements QueuePair {
         ShmRingsDescriptor.writeAndReleaseCompletion(rings, peerCompletions, peerCapacity, t, status, opcode, byteLen,
             imm, flags);
         if (ShmRingsDescriptor.fenceThenTryDisarm(rings, peerCompletions)) {
+            fabric.doorbellRung();
             link.ringDoorbell();
         }
     }

@@ -334,6 +334,28 @@ class ShmInProcessTest {
     }
 
     @Test
+    void noDoorbellIsRungWhileTheReceiverPollsWithoutArming() throws Exception {
+        try (ShmPair pair = ShmPair.connected(dir, 8, 8, 64)) {
+            Completions out = new Completions(8);
+            for (int i = 0; i < 1000; i++) {
+                pair.clientQp.postSend(i, pair.clientMr, 0, 64, QueuePair.SIGNALED);
+                pollExactly(pair.clientSendCq, out, 1);
+                pollExactly(pair.serverRecvCq, out, 1);
+                pair.serverQp.postRecv(out.wrId[0], pair.serverMr, (int) (out.wrId[0] - 1000) * 64, 64);
+            }
+            assertEquals(0, pair.clientFabric.doorbellCount(), "a doorbell was rung for a queue nobody armed");
+            // Armed once: exactly one doorbell for the next completion, none for the one after.
+            CountDownLatch rung = new CountDownLatch(1);
+            pair.serverRecvCq.requestNotify(rung::countDown);
+            pair.clientQp.postSend(1, pair.clientMr, 0, 64, 0);
+            assertTrue(rung.await(20, TimeUnit.SECONDS));
+            pair.clientQp.postSend(2, pair.clientMr, 0, 64, QueuePair.SIGNALED);
+            pollExactly(pair.clientSendCq, out, 1);
+            assertEquals(1, pair.clientFabric.doorbellCount());
+        }
+    }
+
+    @Test
     void filesAreUnlinkedAndPrivate() throws IOException {
         try (ShmPair pair = ShmPair.connected(dir, 8, 2, 64)) {
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
