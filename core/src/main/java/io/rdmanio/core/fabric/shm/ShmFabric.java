@@ -1,0 +1,453 @@
+package io.rdmanio.core.fabric.shm;
+
+import io.rdmanio.core.fabric.CmId;
+import io.rdmanio.core.fabric.CompletionQueue;
+import io.rdmanio.core.fabric.EventChannel;
+import io.rdmanio.core.fabric.Fabric;
+import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.fabric.MemoryRegion;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.GroupPrincipal;
+import java.security.SecureRandom;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The verbs model between processes of one host, with the strictness of the loopback fabric (see
+ * {@link io.rdmanio.core.fabric.loopback.LoopbackFabric} for the model's rules; they hold here, with the
+ * differences listed below).
+ *
+ * <h2>How it is carried</h2>
+ * <ul>
+ *   <li><b>Memory.</b> {@link #allocate} creates a file in the shm directory, maps it and unlinks it at once; the
+ *       region lives on through its open descriptor, and its entry in this fabric's region directory (itself such
+ *       a file, see {@link ShmRegionDirectoryDescriptor}) tells a peer where to find it
+ *       ({@code /proc/PID/fd/FD}), its inode, key, length and access. {@link #register} accepts any direct buffer
+ *       for local use only (the source of sends and writes): a peer cannot map it, so receives into it and
+ *       REMOTE_WRITE access are refused, naming {@link #allocate}.</li>
+ *   <li><b>Queues.</b> Each connection has one ring file (created by the accepting side, see
+ *       {@link ShmRingsDescriptor}): per direction, the receiver publishes its posted receives and the sender
+ *       publishes completions. A send is carried out when it is posted: the sender takes the receiver's oldest
+ *       posted receive, copies the payload straight into the receiver's mapped region and releases a completion
+ *       record. Send completions are local.</li>
+ *   <li><b>Setup and liveness.</b> A listener is a UNIX domain socket at {@code DIR/l-HOST-PORT.sock}. The
+ *       connection-manager exchange runs over it and the socket stays open as the connection's liveness channel:
+ *       when a process dies the kernel closes it and the survivor sees DISCONNECTED with its work flushed. The
+ *       accepting side checks the peer's user (SO_PEERCRED), the kernel boot id and the shm directory's device
+ *       and inode, and refuses a mismatch naming it.</li>
+ *   <li><b>Wakeups.</b> A consumer arms a flag in its completion ring; a producer that finds it armed rings a
+ *       one-byte doorbell on the socket, and this fabric's watcher thread ({@link ShmWatcher}) runs the armed
+ *       notifier. Unarmed, the data path makes no system call.</li>
+ *   <li><b>Files.</b> Every shared file is unlinked as soon as it is created and mapped, so a crash leaves none;
+ *       files a process died between creating and unlinking (named with its pid) are swept when a fabric opens.
+ *       Listener sockets are removed on close; one left by a dead process is replaced by the next bind.</li>
+ * </ul>
+ *
+ * <h2>Differences from loopback</h2>
+ * Sends and writes are carried out at post time, so none is ever in flight when a connection fails and only
+ * posted receives are flushed. Receive completions live in the per-connection ring (sized by maxRecvWr), so a
+ * completion queue cannot overrun; its {@code entries} is checked for range only. Access checks protect against
+ * bugs, not against a hostile process of the same user, which could map the files anyway.
+ *
+ * <p>Thread-safe. Lock order: a connection-manager id's lock, then its queue pair's lock; completion queues and
+ * event channels take no lock on the data path; notifiers run outside every lock.
+ */
+public final class ShmFabric implements Fabric {
+
+    /** Regions a fabric may hold at once (directory slots). */
+    static final int DIRECTORY_CAPACITY = 4096;
+    static final int MAX_QUEUE_DEPTH = ShmRingsDescriptor.MAX_CAPACITY;
+    static final int MAX_INLINE = 4096;
+    private static final Pattern OWNED_FILE = Pattern.compile("[rqd]-(\\d+)-\\d+");
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final AtomicInteger FABRIC_COUNTER = new AtomicInteger();
+
+    final Path dir;
+    final GroupPrincipal group;
+    final String bootId;
+    final long dirDevice;
+    final long dirInode;
+    final int uid;
+    final String userName;
+    final long pid;
+    /** Names this fabric to peers: a peer checks it in the files it maps. */
+    final long nonce;
+    private final ShmFile directory;
+    private final AtomicLong fileCounter = new AtomicLong();
+    private final AtomicLong receiverNotReady = new AtomicLong();
+    private final AtomicLong doorbells = new AtomicLong();
+    private final AtomicInteger nextQpNum = new AtomicInteger(0x21);
+    private final AtomicInteger localKeys = new AtomicInteger();
+
+    // ---- guarded by this
+    private final ShmMemoryRegion[] slots = new ShmMemoryRegion[DIRECTORY_CAPACITY];
+    private final long[] generations = new long[DIRECTORY_CAPACITY];
+    private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
+    private final LinkedHashSet<Object> open = new LinkedHashSet<>();
+    private final Map<Long, ShmPeer> peers = new HashMap<>();
+    private ShmWatcher watcher;
+    private boolean closed;
+
+    ShmFabric(Path dir, GroupPrincipal group) throws IOException {
+        this.dir = dir;
+        this.group = group;
+        this.bootId = ShmHost.bootId();
+        long[] devIno = ShmHost.deviceAndInode(dir);
+        this.dirDevice = devIno[0];
+        this.dirInode = devIno[1];
+        this.uid = ShmHost.uid();
+        this.userName = Files.getOwner(Path.of("/proc/self")).getName();
+        this.pid = ShmHost.pid();
+        this.nonce = RANDOM.nextLong();
+        sweepDeadOwners(dir);
+        for (int i = 0; i < DIRECTORY_CAPACITY; i++) {
+            freeSlots.add(i);
+            generations[i] = RANDOM.nextInt(0x10000);
+        }
+        directory = ShmFile.create(newFilePath('d'), ShmRegionDirectoryDescriptor.fileLength(DIRECTORY_CAPACITY),
+            group);
+        ShmRegionDirectoryDescriptor.writeHeader(directory.buffer, nonce, DIRECTORY_CAPACITY);
+    }
+
+    /** Deletes files that a process died holding between creating and unlinking them (named with its pid). */
+    static void sweepDeadOwners(Path dir) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                Matcher m = OWNED_FILE.matcher(p.getFileName().toString());
+                if (m.matches() && ShmHost.isGone(Long.parseLong(m.group(1)))) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // a sweep is best effort: a file it misses is swept by the next open
+        }
+    }
+
+    Path newFilePath(char kind) {
+        return dir.resolve(kind + "-" + pid + "-" + fileCounter.incrementAndGet());
+    }
+
+    @Override
+    public String name() {
+        return ShmFabricProvider.NAME;
+    }
+
+    /** The shm directory of this fabric. */
+    public Path directory() {
+        return dir;
+    }
+
+    /** How many times a send or write arrived where no receive was posted, on this fabric's connections. */
+    public long receiverNotReadyCount() {
+        return receiverNotReady.get();
+    }
+
+    void receiverNotReady() {
+        receiverNotReady.incrementAndGet();
+    }
+
+    /**
+     * How many doorbells this fabric's senders rang: one per completion released to a peer that had armed its
+     * queue, none while the peer polls without arming (the data path then makes no system call).
+     */
+    public long doorbellCount() {
+        return doorbells.get();
+    }
+
+    void doorbellRung() {
+        doorbells.incrementAndGet();
+    }
+
+    int nextQpNum() {
+        return nextQpNum.getAndIncrement() & 0xffffff;
+    }
+
+    int directoryFd() {
+        return directory.fd;
+    }
+
+    long directoryInode() {
+        return directory.inode;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Memory.
+
+    private static void ensureAccess(int access) {
+        int known = MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE | MemoryRegion.REMOTE_READ;
+        if ((access & ~known) != 0) {
+            throw new IllegalArgumentException("unknown access bits 0x" + Integer.toHexString(access & ~known));
+        }
+        if ((access & MemoryRegion.REMOTE_WRITE) != 0 && (access & MemoryRegion.LOCAL_WRITE) == 0) {
+            throw new IllegalArgumentException("REMOTE_WRITE access requires LOCAL_WRITE too (as in verbs)");
+        }
+    }
+
+    /**
+     * Registers a direct buffer for local use: the source of sends and writes. A peer process cannot map it, so
+     * REMOTE_WRITE is refused and receives into it are refused; memory peers reach comes from {@link #allocate}.
+     */
+    @Override
+    public MemoryRegion register(ByteBuffer buffer, int access) throws IOException {
+        Objects.requireNonNull(buffer, "buffer");
+        if (!buffer.isDirect()) {
+            throw new IllegalArgumentException("only direct buffers can be registered: a heap buffer may move");
+        }
+        if (buffer.isReadOnly()) {
+            throw new IllegalArgumentException("a read-only buffer cannot be registered");
+        }
+        ensureAccess(access);
+        if ((access & (MemoryRegion.REMOTE_WRITE | MemoryRegion.REMOTE_READ)) != 0) {
+            throw new FabricException("the shm fabric cannot grant remote access to memory it did not allocate (a"
+                + " peer process cannot map an arbitrary buffer): use Fabric.allocate for regions peers reach");
+        }
+        if (!buffer.hasRemaining()) {
+            throw new IllegalArgumentException("cannot register an empty range (position == limit)");
+        }
+        int k = localKeys.incrementAndGet();
+        // Local keys have bit 31 set and a slot beyond the directory: no peer lookup ever matches one.
+        int key = 0x8000_0000 | (k << 16) | 0xffff;
+        long address = 0x7f00_0000_0000L + ((long) (k & 0xffff) << 32);
+        synchronized (this) {
+            ensureOpen();
+            ShmMemoryRegion region = new ShmMemoryRegion(this, buffer.slice(), null, -1, 0, address, key, key,
+                access);
+            open.add(region);
+            return region;
+        }
+    }
+
+    /** Allocates a region in a shared file that peer processes map; see the class comment. */
+    @Override
+    public MemoryRegion allocate(int length, int access) throws IOException {
+        if (length <= 0) {
+            throw new IllegalArgumentException("region length must be positive: " + length);
+        }
+        ensureAccess(access);
+        int slot;
+        long generation;
+        synchronized (this) {
+            ensureOpen();
+            Integer free = freeSlots.poll();
+            if (free == null) {
+                throw new FabricException("the shm fabric holds " + DIRECTORY_CAPACITY + " regions at most (its"
+                    + " region directory is full): close regions no longer used");
+            }
+            slot = free;
+            generation = generations[slot] = (generations[slot] + 1) & 0xffff;
+        }
+        ShmFile file;
+        try {
+            file = ShmFile.create(newFilePath('r'), length, group);
+        } catch (IOException | RuntimeException e) {
+            synchronized (this) {
+                freeSlots.add(slot);
+            }
+            throw new FabricException("cannot allocate a shared region of " + length + " bytes in " + dir + ": " + e,
+                e);
+        }
+        int rkey = (int) (generation << 16) | slot;
+        int lkey = rkey ^ 0x4000_0000;
+        long address = (long) (slot + 1) << 32;
+        ShmMemoryRegion region = new ShmMemoryRegion(this, file.buffer, file, slot, generation, address, lkey, rkey,
+            access);
+        synchronized (this) {
+            if (closed) {
+                file.close();
+                freeSlots.add(slot);
+                throw new FabricException("the shm fabric is closed");
+            }
+            slots[slot] = region;
+            open.add(region);
+            ShmRegionDirectoryDescriptor.writeAndReleaseLive(directory.buffer, slot, generation, rkey, access,
+                length, file.fd, address, file.inode);
+        }
+        return region;
+    }
+
+    void deregistered(ShmMemoryRegion region) {
+        synchronized (this) {
+            open.remove(region);
+            if (region.slot >= 0 && slots[region.slot] == region) {
+                ShmRegionDirectoryDescriptor.releaseFree(directory.buffer, region.slot, region.generation);
+                slots[region.slot] = null;
+                freeSlots.add(region.slot);
+            }
+        }
+        if (region.file != null) {
+            region.file.close();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Peers.
+
+    /** The peer fabric with {@code nonce} in process {@code pid}, mapping its directory on first use. */
+    ShmPeer acquirePeer(long peerPid, long peerNonce, int dirFd, long dirInode) throws IOException {
+        synchronized (this) {
+            ShmPeer p = peers.get(peerNonce);
+            if (p != null) {
+                p.references++;
+                return p;
+            }
+        }
+        ByteBuffer mapped = ShmFile.mapPeer(peerPid, dirFd, dirInode, ShmRegionDirectoryDescriptor.HEADER_LENGTH);
+        int length = ShmRegionDirectoryDescriptor.fileLength(ShmRegionDirectoryDescriptor.capacity(mapped));
+        mapped = ShmFile.mapPeer(peerPid, dirFd, dirInode, length);
+        String bad = ShmRegionDirectoryDescriptor.checkHeader(mapped, peerNonce);
+        if (bad != null) {
+            throw new IOException(bad);
+        }
+        synchronized (this) {
+            ShmPeer p = peers.get(peerNonce);
+            if (p == null) {
+                p = new ShmPeer(peerPid, peerNonce, mapped);
+                peers.put(peerNonce, p);
+            }
+            p.references++;
+            return p;
+        }
+    }
+
+    synchronized void releasePeer(ShmPeer peer) {
+        if (--peer.references == 0) {
+            peers.remove(peer.nonce);
+        }
+    }
+
+    synchronized int peerCount() {
+        return peers.size();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Factories.
+
+    @Override
+    public CompletionQueue createCompletionQueue(int entries) throws IOException {
+        if (entries < 1 || entries > MAX_QUEUE_DEPTH * 4) {
+            throw new FabricException("completion queue entries must be between 1 and " + MAX_QUEUE_DEPTH * 4
+                + ": " + entries);
+        }
+        ShmCompletionQueue cq = new ShmCompletionQueue(this, entries);
+        opened(cq);
+        return cq;
+    }
+
+    @Override
+    public EventChannel createEventChannel() throws IOException {
+        ShmEventChannel channel = new ShmEventChannel(this);
+        opened(channel);
+        return channel;
+    }
+
+    @Override
+    public CmId createId(EventChannel events) throws IOException {
+        if (!(events instanceof ShmEventChannel channel) || channel.fabric != this) {
+            throw new IllegalArgumentException("the event channel must come from this shm fabric");
+        }
+        ShmCmId id = new ShmCmId(this, channel);
+        opened(id);
+        return id;
+    }
+
+    synchronized void opened(Object object) throws FabricException {
+        ensureOpen();
+        open.add(object);
+    }
+
+    synchronized void closed(Object object) {
+        open.remove(object);
+    }
+
+    /** The watcher thread, started on first use. */
+    synchronized ShmWatcher watcher() throws IOException {
+        ensureOpen();
+        if (watcher == null) {
+            watcher = new ShmWatcher("rdmanio-shm-watcher-" + FABRIC_COUNTER.incrementAndGet());
+        }
+        return watcher;
+    }
+
+    private void ensureOpen() throws FabricException {
+        if (closed) {
+            throw new FabricException("the shm fabric is closed");
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Rendezvous paths.
+
+    /** The rendezvous socket of a listener bound to {@code address}. */
+    Path rendezvousPath(InetSocketAddress address) {
+        return dir.resolve("l-" + hostPart(address.getAddress()) + "-" + address.getPort() + ".sock");
+    }
+
+    /** Candidate rendezvous sockets for a connect to {@code address}: the address itself, then wildcards. */
+    List<Path> rendezvousCandidates(InetSocketAddress address) {
+        List<Path> list = new ArrayList<>(3);
+        list.add(rendezvousPath(address));
+        int port = address.getPort();
+        list.add(dir.resolve("l-0.0.0.0-" + port + ".sock"));
+        list.add(dir.resolve("l-" + hostPart(new InetSocketAddress("::", 0).getAddress()) + "-" + port + ".sock"));
+        return list;
+    }
+
+    private static String hostPart(InetAddress address) {
+        return address.getHostAddress().replace(':', '_').replace('%', '_');
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+
+    /** Closes every id (disconnecting it), then the completion queues, channels, regions and the watcher. */
+    @Override
+    public void close() {
+        List<Object> all;
+        ShmWatcher w;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            all = new ArrayList<>(open);
+            w = watcher;
+        }
+        for (Object o : all) {
+            if (o instanceof ShmCmId id) {
+                id.close();
+            }
+        }
+        for (Object o : all) {
+            if (o instanceof ShmCompletionQueue cq) {
+                cq.close();
+            } else if (o instanceof ShmEventChannel channel) {
+                channel.close();
+            } else if (o instanceof ShmMemoryRegion region) {
+                region.close();
+            }
+        }
+        if (w != null) {
+            w.close();
+        }
+        directory.close();
+    }
+
+    @Override
+    public String toString() {
+        return "shm fabric at " + dir;
+    }
+}

@@ -1,0 +1,102 @@
+package io.rdmanio.core.fabric.shm;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.GroupPrincipal;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.Set;
+
+/**
+ * A shared file that no longer has a name: created in the shm directory, mapped, then unlinked at once, so that
+ * a crash cannot leave it behind. It lives on through the open descriptor (which a peer of the same user opens as
+ * {@code /proc/PID/fd/FD}) and through every mapping of it; closing the descriptor leaves the mappings valid.
+ *
+ * <p>Mappings are released when their buffer is garbage-collected (the JDK unmaps a collected
+ * {@link MappedByteBuffer}); the fabric never unmaps explicitly, so no thread can touch unmapped memory.
+ *
+ * <p>Thread-safe for {@link #close} (idempotent); the buffer follows the rules of its users.
+ */
+final class ShmFile implements AutoCloseable {
+
+    static final Set<PosixFilePermission> OWNER_ONLY =
+        Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+    static final Set<PosixFilePermission> OWNER_AND_GROUP = Set.of(PosixFilePermission.OWNER_READ,
+        PosixFilePermission.OWNER_WRITE, PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE);
+
+    final MappedByteBuffer buffer;
+    final int fd;
+    final long inode;
+    private FileChannel channel;
+
+    private ShmFile(FileChannel channel, MappedByteBuffer buffer, int fd, long inode) {
+        this.channel = channel;
+        this.buffer = buffer;
+        this.fd = fd;
+        this.inode = inode;
+    }
+
+    /**
+     * Creates, sizes, maps and unlinks {@code path}: mode 0600, or 0660 owned by {@code group} when given.
+     */
+    static ShmFile create(Path path, int length, GroupPrincipal group) throws IOException {
+        FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+            StandardOpenOption.WRITE);
+        try {
+            Files.setPosixFilePermissions(path, group == null ? OWNER_ONLY : OWNER_AND_GROUP);
+            if (group != null) {
+                Files.setAttribute(path, "posix:group", group);
+            }
+            channel.write(ByteBuffer.allocate(1), length - 1L);
+            MappedByteBuffer buffer = channel.map(FileChannel.MapMode.READ_WRITE, 0, length);
+            int fd = ShmHost.descriptorOf(path);
+            long inode = ShmHost.inode(path);
+            Files.delete(path);
+            return new ShmFile(channel, buffer, fd, inode);
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            Files.deleteIfExists(path);
+            throw e;
+        }
+    }
+
+    /**
+     * Maps a file another process holds open as descriptor {@code fd}, checking it is the file with
+     * {@code inode}. The descriptor this opens is closed before returning; the mapping stays.
+     */
+    static MappedByteBuffer mapPeer(long pid, int fd, long inode, int length) throws IOException {
+        Path path = ShmHost.descriptorPath(pid, fd);
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            long actual = ShmHost.inode(path);
+            if (actual != inode) {
+                throw new IOException(path + " is inode " + actual + ", not the shared file " + inode
+                    + " (the peer closed it)");
+            }
+            if (channel.size() < length) {
+                throw new IOException(path + " holds " + channel.size() + " bytes, fewer than " + length);
+            }
+            return channel.map(FileChannel.MapMode.READ_WRITE, 0, length);
+        }
+    }
+
+    /** Closes the descriptor: no peer can map the file any more; mappings stay valid. */
+    @Override
+    public synchronized void close() {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                // closing a descriptor of an unlinked file: nothing to recover
+            }
+            channel = null;
+        }
+    }
+
+    synchronized boolean isOpen() {
+        return channel != null;
+    }
+}

@@ -1,0 +1,115 @@
+package io.rdmanio.core.fabric.shm;
+
+import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.ACCESS;
+import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.ADDRESS;
+import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.FD;
+import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.INODE;
+import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.LENGTH;
+import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.RKEY;
+
+import io.rdmanio.core.fabric.MemoryRegion;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * A peer fabric (another process, or another fabric of this one) as seen from here: its region directory and the
+ * regions of it mapped so far. Shared by every queue pair connected to that peer fabric, so each of its regions
+ * is mapped once.
+ *
+ * <p>Thread-safe: lookups are lock-free (an acquire load of the directory entry and of the cached mapping);
+ * mapping a region for the first time locks this object. Reference-counted by the owning fabric.
+ */
+final class ShmPeer {
+
+    /** A mapping of one peer region, valid while the directory entry still holds {@link #state}. */
+    private static final class Mapped {
+        final long state;
+        final ByteBuffer memory;
+
+        Mapped(long state, ByteBuffer memory) {
+            this.state = state;
+            this.memory = memory;
+        }
+    }
+
+    final long pid;
+    final long nonce;
+    private final ByteBuffer directory;
+    private final int capacity;
+    private final AtomicReferenceArray<Mapped> mapped;
+
+    // ---- guarded by the fabric's peer table
+    int references;
+
+    ShmPeer(long pid, long nonce, ByteBuffer directory) {
+        this.pid = pid;
+        this.nonce = nonce;
+        this.directory = directory;
+        this.capacity = ShmRegionDirectoryDescriptor.capacity(directory);
+        this.mapped = new AtomicReferenceArray<>(capacity);
+    }
+
+    /**
+     * The peer's live region with {@code rkey} as a buffer whose index 0 is the region's first byte, mapping it on
+     * first use; {@code null} when no live region has that key or {@code requiredAccess} is missing.
+     */
+    ByteBuffer region(int rkey, int requiredAccess) throws IOException {
+        int slot = rkey & 0xffff;
+        if (slot >= capacity) {
+            return null;
+        }
+        long state = ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot);
+        int e = ShmRegionDirectoryDescriptor.entry(slot);
+        if (!ShmRegionDirectoryDescriptor.isLive(state) || directory.getInt(e + RKEY) != rkey
+            || (directory.getInt(e + ACCESS) & requiredAccess) != requiredAccess) {
+            return null;
+        }
+        Mapped m = mapped.get(slot);
+        if (m != null && m.state == state) {
+            return m.memory;
+        }
+        return mapSlow(slot, state);
+    }
+
+    private synchronized ByteBuffer mapSlow(int slot, long state) throws IOException {
+        Mapped m = mapped.get(slot);
+        if (m != null && m.state == state) {
+            return m.memory;
+        }
+        int e = ShmRegionDirectoryDescriptor.entry(slot);
+        int length = directory.getInt(e + LENGTH);
+        ByteBuffer memory;
+        try {
+            memory = ShmFile.mapPeer(pid, directory.getInt(e + FD), directory.getLong(e + INODE), length);
+        } catch (IOException ex) {
+            if (ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot) != state) {
+                return null; // deregistered meanwhile
+            }
+            throw ex;
+        }
+        // Re-read after opening: the owner retires the entry before closing the descriptor, so an unchanged state
+        // proves the descriptor was still the region's file.
+        if (ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot) != state) {
+            return null;
+        }
+        mapped.set(slot, new Mapped(state, memory));
+        return memory;
+    }
+
+    /** The fabric address of the live region with {@code rkey}: read after {@link #region} returned it. */
+    long address(int rkey) {
+        return directory.getLong(ShmRegionDirectoryDescriptor.entry(rkey & 0xffff) + ADDRESS);
+    }
+
+    /** Whether the region with {@code rkey} is still live (checked again just before a copy into it). */
+    boolean isLive(int rkey) {
+        int slot = rkey & 0xffff;
+        return slot < capacity && ShmRegionDirectoryDescriptor.isLive(
+            ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot))
+            && directory.getInt(ShmRegionDirectoryDescriptor.entry(slot) + RKEY) == rkey;
+    }
+
+    static final int REMOTE_WRITE = MemoryRegion.REMOTE_WRITE;
+    static final int LOCAL_WRITE = MemoryRegion.LOCAL_WRITE;
+}

@@ -1,0 +1,580 @@
+package io.rdmanio.core.fabric.shm;
+
+import static io.rdmanio.core.fabric.Completions.LOC_LEN_ERR;
+import static io.rdmanio.core.fabric.Completions.LOC_PROT_ERR;
+import static io.rdmanio.core.fabric.Completions.OP_RDMA_WRITE;
+import static io.rdmanio.core.fabric.Completions.OP_RECV;
+import static io.rdmanio.core.fabric.Completions.OP_RECV_RDMA_WITH_IMM;
+import static io.rdmanio.core.fabric.Completions.OP_SEND;
+import static io.rdmanio.core.fabric.Completions.REM_ACCESS_ERR;
+import static io.rdmanio.core.fabric.Completions.REM_INV_REQ_ERR;
+import static io.rdmanio.core.fabric.Completions.REM_OP_ERR;
+import static io.rdmanio.core.fabric.Completions.RETRY_EXC_ERR;
+import static io.rdmanio.core.fabric.Completions.RNR_RETRY_EXC_ERR;
+import static io.rdmanio.core.fabric.Completions.SUCCESS;
+import static io.rdmanio.core.fabric.Completions.WR_FLUSH_ERR;
+
+import io.rdmanio.core.fabric.Completions;
+import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.fabric.MemoryRegion;
+import io.rdmanio.core.fabric.QueuePair;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One side of an shm connection. Its receive queue and the completion queue of its receives live in the
+ * connection's ring file ({@link ShmRingsDescriptor}); its send completions live in a local ring. A send or write
+ * is carried out while it is posted: take the peer's oldest published receive, copy into the peer's mapped
+ * region, release the completion record, ring the doorbell only if the peer armed.
+ *
+ * <p>Posting takes this queue pair's lock (uncontended: the engine serializes posting per connection). Polling
+ * is lock-free: the completion queue's poller is the single consumer of both completion rings. Entering the
+ * error state closes the receive queue to the peer (an atomic flag in the ring), so a receive is either taken by
+ * the peer, whose completion then arrives, or flushed here, never both.
+ */
+final class ShmQueuePair implements QueuePair {
+
+    static final int STATE_INIT = 0;
+    static final int STATE_RTS = 1;
+    static final int STATE_ERROR = 2;
+    static final int STATE_DESTROYED = 3;
+
+    /** Why a connection ended, as told to the peer in a disconnect message. */
+    static final int CAUSE_NORMAL = 0;
+    static final int CAUSE_RECEIVER_NOT_READY = 1;
+    static final int CAUSE_FAILURE = 2;
+
+    private static final int WR_SEND = 0;
+    private static final int WR_WRITE_IMM = 1;
+
+    final ShmFabric fabric;
+    final ShmCmId owner;
+    final ShmCompletionQueue sendCq;
+    final ShmCompletionQueue recvCq;
+    private final int qpNum;
+    private final int maxSendWr;
+    private final int maxRecvWr;
+    private final int maxInlineData;
+    /** Capacity of this side's rings (a power of two at least maxRecvWr), told to the peer at setup. */
+    final int recvCapacity;
+    private final ReentrantLock lock = new ReentrantLock();
+    private volatile int state = STATE_INIT;
+
+    // ---- set once under lock by attach; read by the poller after it sees attached == true
+    private ByteBuffer rings;
+    private int myRecvQueue;
+    private int myCompletions;
+    private int peerRecvQueue;
+    private int peerCompletions;
+    private int peerCapacity;
+    private ShmPeer peer;
+    private ShmLink link;
+    private volatile boolean attached;
+
+    // ---- guarded by lock: send side
+    private long sendTail;
+    /** Receives taken from the peer's queue so far (this side is their only taker). */
+    private long taken;
+    /** Written only by the poller of sendCq: posts below this sequence number have freed their slot. */
+    private volatile long sendRetired;
+
+    // ---- local send completions: produced under lock, consumed by the poller of sendCq
+    private final long[] scWrId;
+    private final long[] scSeq;
+    private final int[] scStatus;
+    private final int[] scOpcode;
+    private final int[] scByteLen;
+    private volatile long scTail;
+    private volatile long scHead;
+
+    // ---- receive side: mirror of posted receives (wrId for completions and flushes, region for the publish)
+    private final long[] rWrId;
+    private final ShmMemoryRegion[] rRegion;
+    private final int[] rOffset;
+    private final int[] rLength;
+    /** Guarded by lock: receives written to the shared ring. */
+    private long recvPublished;
+    private volatile long recvPosted;
+    /** Written only by the poller of recvCq. */
+    private volatile long recvPolled;
+    /** How many receives the peer had taken when this side closed its receive queue; later ones are flushed. */
+    private volatile long closedTaken = Long.MAX_VALUE;
+    /** The peer will take no more receives and release no more completions: it said so, or it is gone. */
+    private volatile boolean peerQuiescent;
+    private boolean peerReleased;
+
+    ShmQueuePair(ShmFabric fabric, ShmCmId owner, Config config) throws FabricException {
+        if (!(config.sendCq() instanceof ShmCompletionQueue s) || s.fabric != fabric
+            || !(config.recvCq() instanceof ShmCompletionQueue r) || r.fabric != fabric) {
+            throw new IllegalArgumentException("the completion queues of an shm queue pair must come from the same"
+                + " shm fabric");
+        }
+        ensureRange("maxSendWr", config.maxSendWr(), 1, ShmFabric.MAX_QUEUE_DEPTH);
+        ensureRange("maxRecvWr", config.maxRecvWr(), 1, ShmFabric.MAX_QUEUE_DEPTH);
+        ensureRange("maxInlineData", config.maxInlineData(), 0, ShmFabric.MAX_INLINE);
+        this.fabric = fabric;
+        this.owner = owner;
+        this.sendCq = s;
+        this.recvCq = r;
+        this.qpNum = fabric.nextQpNum();
+        this.maxSendWr = config.maxSendWr();
+        this.maxRecvWr = config.maxRecvWr();
+        this.maxInlineData = config.maxInlineData();
+        this.recvCapacity = ShmRingsDescriptor.capacityFor(maxRecvWr);
+        scWrId = new long[maxSendWr];
+        scSeq = new long[maxSendWr];
+        scStatus = new int[maxSendWr];
+        scOpcode = new int[maxSendWr];
+        scByteLen = new int[maxSendWr];
+        rWrId = new long[maxRecvWr];
+        rRegion = new ShmMemoryRegion[maxRecvWr];
+        rOffset = new int[maxRecvWr];
+        rLength = new int[maxRecvWr];
+    }
+
+    private static void ensureRange(String name, int value, int min, int max) throws FabricException {
+        if (value < min || value > max) {
+            throw new FabricException(name + " must be between " + min + " and " + max + " on the shm fabric: "
+                + value);
+        }
+    }
+
+    @Override
+    public int qpNum() {
+        return qpNum;
+    }
+
+    @Override
+    public boolean isError() {
+        return state >= STATE_ERROR;
+    }
+
+    int state() {
+        return state;
+    }
+
+    /** Receives posted over the queue pair's life. */
+    long postedReceives() {
+        return recvPosted;
+    }
+
+    @Override
+    public String toString() {
+        return "shm queue pair " + qpNum;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Setup.
+
+    /**
+     * Joins the connection's ring file as {@code side} (0: accepting, 1: connecting) and publishes the receives
+     * posted so far. Called once by the id, before the peer may send.
+     */
+    void attach(ByteBuffer ringFile, int side, int capacity0, int capacity1, ShmPeer peerFabric, ShmLink socket) {
+        lock.lock();
+        try {
+            rings = ringFile;
+            myRecvQueue = ShmRingsDescriptor.recvQueueOffset(side, capacity0, capacity1);
+            myCompletions = ShmRingsDescriptor.completionQueueOffset(side, capacity0, capacity1);
+            peerRecvQueue = ShmRingsDescriptor.recvQueueOffset(1 - side, capacity0, capacity1);
+            peerCompletions = ShmRingsDescriptor.completionQueueOffset(1 - side, capacity0, capacity1);
+            peerCapacity = side == 0 ? capacity1 : capacity0;
+            peer = peerFabric;
+            link = socket;
+            if (state == STATE_INIT) {
+                for (long seq = recvPublished; seq < recvPosted; seq++) {
+                    publishReceive(seq);
+                }
+                recvPublished = recvPosted;
+            } else {
+                ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue);
+            }
+            attached = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The connection is established: sends may be posted. */
+    void ready() {
+        lock.lock();
+        try {
+            if (state == STATE_INIT) {
+                state = STATE_RTS;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void publishReceive(long seq) {
+        int i = (int) (seq % maxRecvWr);
+        ShmRingsDescriptor.writeAndReleaseReceive(rings, myRecvQueue, recvCapacity, seq, rWrId[i],
+            rRegion[i].rkey(), rOffset[i], rLength[i]);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Posting.
+
+    @Override
+    public void postRecv(long wrId, MemoryRegion region, int offset, int length) throws FabricException {
+        lock.lock();
+        try {
+            ensureNotFailed();
+            long posted = recvPosted;
+            if (posted - recvPolled >= maxRecvWr) {
+                throw new FabricException("receive queue full: " + maxRecvWr + " receives already posted on " + this
+                    + " (maxRecvWr " + maxRecvWr + "); a slot frees when its completion is polled");
+            }
+            if (!(region instanceof ShmMemoryRegion mr) || mr.fabric != fabric) {
+                throw new FabricException("receive refused: " + region + " is not a region of this shm fabric");
+            }
+            if (!mr.isValid()) {
+                throw new FabricException("receive refused: " + mr + " is deregistered");
+            }
+            if (!mr.covers(offset, length)) {
+                throw new FabricException("receive refused: [" + offset + ", " + offset + " + " + length
+                    + ") is outside " + mr);
+            }
+            if ((mr.access() & MemoryRegion.LOCAL_WRITE) == 0) {
+                throw new FabricException("receive into " + mr + " refused: the region lacks LOCAL_WRITE access");
+            }
+            if (!mr.isShared()) {
+                throw new FabricException("receive into " + mr + " refused: the sender copies straight into the"
+                    + " receive buffer, so it must be memory a peer process maps; allocate it with Fabric.allocate");
+            }
+            int i = (int) (posted % maxRecvWr);
+            rWrId[i] = wrId;
+            rRegion[i] = mr;
+            rOffset[i] = offset;
+            rLength[i] = length;
+            if (attached) {
+                publishReceive(posted);
+                recvPublished = posted + 1;
+            }
+            recvPosted = posted + 1;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void postSend(long wrId, MemoryRegion region, int offset, int length, int flags) throws FabricException {
+        post(WR_SEND, wrId, region, offset, length, 0L, 0, 0, flags);
+    }
+
+    @Override
+    public void postWriteWithImm(long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
+                                 int rkey, int imm, int flags) throws FabricException {
+        post(WR_WRITE_IMM, wrId, region, offset, length, remoteAddress, rkey, imm, flags);
+    }
+
+    private void post(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
+                      int rkey, int imm, int flags) throws FabricException {
+        String failure;
+        int cause = CAUSE_FAILURE;
+        boolean signaled = (flags & SIGNALED) != 0;
+        lock.lock();
+        try {
+            if (state != STATE_RTS) {
+                ensureNotFailed();
+                throw new FabricException("post on " + this + " refused: the queue pair is not connected");
+            }
+            long outstanding = sendTail - sendRetired;
+            if (outstanding >= maxSendWr) {
+                throw new FabricException("send queue full: " + outstanding + " work requests outstanding on "
+                    + this + " (maxSendWr " + maxSendWr + "); a slot frees only when its completion, or that of"
+                    + " a later signaled request, is polled");
+            }
+            if ((flags & INLINE) != 0 && length > maxInlineData) {
+                throw new FabricException("inline send of " + length + " bytes on " + this
+                    + " refused: maxInlineData is " + maxInlineData);
+            }
+            failure = carryOut(kind, wrId, region, offset, length, remoteAddress, rkey, imm, signaled);
+            if (failure != null && failure.startsWith("receiver not ready")) {
+                cause = CAUSE_RECEIVER_NOT_READY;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (failure != null) {
+            fail(failure, cause, false);
+        } else if (signaled) {
+            sendCq.fire();
+        }
+    }
+
+    /**
+     * Carries out one request under the lock: the whole of a send. Returns {@code null} on success, else the
+     * cause of the connection's failure (the error completions are already added).
+     */
+    private String carryOut(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
+                            int rkey, int imm, boolean signaled) {
+        assert lock.isHeldByCurrentThread();
+        long seq = sendTail++;
+        int sendOp = kind == WR_SEND ? OP_SEND : OP_RDMA_WRITE;
+        if (!(region instanceof ShmMemoryRegion src) || src.fabric != fabric || !src.isValid()
+            || !src.covers(offset, length)) {
+            completeSend(wrId, seq, sendOp, LOC_PROT_ERR, 0);
+            return "local protection error: a posted request named memory outside a valid registered region ("
+                + region + ", [" + offset + ", " + offset + " + " + length + "))";
+        }
+        ByteBuffer target = null;
+        int targetOffset = 0;
+        if (kind == WR_WRITE_IMM) {
+            try {
+                target = peer.region(rkey, MemoryRegion.REMOTE_WRITE);
+            } catch (IOException e) {
+                target = null;
+            }
+            long off = target == null ? -1 : remoteAddress - peer.address(rkey);
+            if (target == null || off < 0 || off > target.capacity() - (long) length) {
+                completeSend(wrId, seq, sendOp, REM_ACCESS_ERR, 0);
+                return "remote access error: RDMA write of " + length + " bytes to 0x"
+                    + Long.toHexString(remoteAddress) + " with rkey 0x" + Integer.toHexString(rkey)
+                    + " is not inside a region of the peer registered with that rkey and REMOTE_WRITE access";
+            }
+            targetOffset = (int) off;
+        }
+        long t = taken;
+        if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
+            completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+            return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
+        }
+        if (!ShmRingsDescriptor.tryAcquireReceive(rings, peerRecvQueue, peerCapacity, t)) {
+            completeSend(wrId, seq, sendOp, RNR_RETRY_EXC_ERR, 0);
+            fabric.receiverNotReady();
+            return "receiver not ready: a " + (kind == WR_SEND ? "send" : "write with immediate") + " from " + this
+                + " arrived where the peer had no receive posted";
+        }
+        if (!ShmRingsDescriptor.compareAndSetTaken(rings, peerRecvQueue, t)) {
+            completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+            return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
+        }
+        taken = t + 1;
+        int e = ShmRingsDescriptor.recvEntry(peerRecvQueue, peerCapacity, t);
+        int recvRkey = rings.getInt(e + ShmRingsDescriptor.RECV_RKEY);
+        int recvOffset = rings.getInt(e + ShmRingsDescriptor.RECV_OFFSET);
+        int recvLength = rings.getInt(e + ShmRingsDescriptor.RECV_LENGTH);
+        ShmRingsDescriptor.beginCompletion(rings, peerCompletions, peerCapacity, t);
+        if (kind == WR_SEND) {
+            ByteBuffer dst;
+            try {
+                dst = peer.region(recvRkey, MemoryRegion.LOCAL_WRITE);
+            } catch (IOException ex) {
+                dst = null;
+            }
+            if (dst == null || recvOffset < 0 || recvOffset > dst.capacity() - (long) recvLength) {
+                releaseCompletion(t, LOC_PROT_ERR, OP_RECV, 0, 0, 0);
+                completeSend(wrId, seq, sendOp, REM_OP_ERR, 0);
+                return "remote operation error: the receive the peer posted names a region it deregistered";
+            }
+            if (length > recvLength) {
+                releaseCompletion(t, LOC_LEN_ERR, OP_RECV, 0, 0, 0);
+                completeSend(wrId, seq, sendOp, REM_INV_REQ_ERR, 0);
+                return "a send of " + length + " bytes from " + this + " is larger than the receive of "
+                    + recvLength + " bytes the peer posted (local length error at the receiver)";
+            }
+            if (length > 0) {
+                dst.put(recvOffset, src.memory, offset, length);
+            }
+            releaseCompletion(t, SUCCESS, OP_RECV, length, 0, 0);
+        } else {
+            if (length > 0) {
+                target.put(targetOffset, src.memory, offset, length);
+            }
+            releaseCompletion(t, SUCCESS, OP_RECV_RDMA_WITH_IMM, length, imm, ShmRingsDescriptor.CQE_FLAG_IMM);
+        }
+        if (signaled) {
+            completeSend(wrId, seq, sendOp, SUCCESS, length);
+        }
+        return null;
+    }
+
+    private void releaseCompletion(long t, int status, int opcode, int byteLen, int imm, int flags) {
+        ShmRingsDescriptor.writeAndReleaseCompletion(rings, peerCompletions, peerCapacity, t, status, opcode, byteLen,
+            imm, flags);
+        if (ShmRingsDescriptor.fenceThenTryDisarm(rings, peerCompletions)) {
+            fabric.doorbellRung();
+            link.ringDoorbell();
+        }
+    }
+
+    /** Adds a local send completion (under lock); the send queue depth bounds how many can be pending. */
+    private void completeSend(long wrId, long seq, int opcode, int status, int byteLen) {
+        long t = scTail;
+        int i = (int) (t % maxSendWr);
+        scWrId[i] = wrId;
+        scSeq[i] = seq;
+        scStatus[i] = status;
+        scOpcode[i] = opcode;
+        scByteLen[i] = byteLen;
+        scTail = t + 1;
+    }
+
+    private void ensureNotFailed() throws FabricException {
+        int s = state;
+        if (s == STATE_ERROR) {
+            throw new FabricException(this + " is in the error state (the connection failed or was disconnected)");
+        }
+        if (s == STATE_DESTROYED) {
+            throw new FabricException(this + " is destroyed");
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Polling (the completion queue's single consumer).
+
+    int drainSends(Completions out, int k) {
+        long h = scHead;
+        long t = scTail;
+        int cap = out.capacity();
+        while (k < cap && h < t) {
+            int i = (int) (h % maxSendWr);
+            out.wrId[k] = scWrId[i];
+            out.status[k] = scStatus[i];
+            out.opcode[k] = scOpcode[i];
+            out.byteLen[k] = scByteLen[i];
+            out.imm[k] = 0;
+            out.hasImm[k] = false;
+            out.qpNum[k] = qpNum;
+            sendRetired = scSeq[i] + 1;
+            h++;
+            k++;
+        }
+        scHead = h;
+        return k;
+    }
+
+    int drainReceives(Completions out, int k) {
+        long polled = recvPolled;
+        long posted = recvPosted;
+        int cap = out.capacity();
+        boolean hasRings = attached;
+        while (k < cap && polled < posted) {
+            int i = (int) (polled % maxRecvWr);
+            if (hasRings && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled)) {
+                int e = ShmRingsDescriptor.completionEntry(myCompletions, recvCapacity, polled);
+                out.wrId[k] = rWrId[i];
+                out.status[k] = rings.getInt(e + ShmRingsDescriptor.CQE_STATUS);
+                out.opcode[k] = rings.getInt(e + ShmRingsDescriptor.CQE_OPCODE);
+                out.byteLen[k] = rings.getInt(e + ShmRingsDescriptor.CQE_BYTE_LEN);
+                out.imm[k] = rings.getInt(e + ShmRingsDescriptor.CQE_IMM);
+                out.hasImm[k] = (rings.getInt(e + ShmRingsDescriptor.CQE_FLAGS) & ShmRingsDescriptor.CQE_FLAG_IMM) != 0;
+            } else if (state >= STATE_ERROR && (polled >= closedTaken || peerQuiescent)) {
+                out.wrId[k] = rWrId[i];
+                out.status[k] = WR_FLUSH_ERR;
+                out.opcode[k] = OP_RECV;
+                out.byteLen[k] = 0;
+                out.imm[k] = 0;
+                out.hasImm[k] = false;
+            } else {
+                break;
+            }
+            out.qpNum[k] = qpNum;
+            rRegion[i] = null;
+            polled++;
+            k++;
+        }
+        recvPolled = polled;
+        return k;
+    }
+
+    /** Asks the peer's sender for a doorbell on the next receive completion. */
+    void armReceives() {
+        if (attached) {
+            ShmRingsDescriptor.setArmedThenFence(rings, myCompletions);
+        }
+    }
+
+    /** Withdraws a request for a doorbell (a notifier that already fired needs none). */
+    void disarmReceives() {
+        if (attached) {
+            ShmRingsDescriptor.setDisarmed(rings, myCompletions);
+        }
+    }
+
+    /** Whether a poll of {@code cq} would return something from this queue pair now. */
+    boolean hasPending(ShmCompletionQueue cq) {
+        if (cq == sendCq && scHead != scTail) {
+            return true;
+        }
+        if (cq == recvCq) {
+            long polled = recvPolled;
+            if (polled < recvPosted) {
+                if (attached && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled)) {
+                    return true;
+                }
+                return state >= STATE_ERROR && (polled >= closedTaken || peerQuiescent);
+            }
+        }
+        return false;
+    }
+
+    /** Runs the receive queue's armed notifier: the watcher calls this on a doorbell. */
+    void rung() {
+        recvCq.fire();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Failure and teardown.
+
+    /**
+     * Puts this side in the error state (once), closes its receive queue to the peer and tells the owning id,
+     * which reports DISCONNECTED and tells the peer. Called without locks.
+     *
+     * @param fromPeer the peer reported the end (or is gone): it will take no more receives
+     */
+    void fail(String cause, int code, boolean fromPeer) {
+        boolean first;
+        lock.lock();
+        try {
+            first = enterErrorLocked();
+            if (fromPeer) {
+                peerQuiescent = true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (fromPeer && code == CAUSE_RECEIVER_NOT_READY && first) {
+            fabric.receiverNotReady();
+        }
+        owner.connectionFailed(cause, code, fromPeer);
+        sendCq.fire();
+        recvCq.fire();
+    }
+
+    private boolean enterErrorLocked() {
+        if (state >= STATE_ERROR) {
+            return false;
+        }
+        state = STATE_ERROR;
+        closedTaken = attached ? ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue) : 0;
+        return true;
+    }
+
+    /** Destroys this queue pair: it leaves its completion queues and drops its hold on the peer's mappings. */
+    void destroy() {
+        ShmPeer p;
+        lock.lock();
+        try {
+            enterErrorLocked();
+            state = STATE_DESTROYED;
+            for (int k = 0; k < rRegion.length; k++) {
+                rRegion[k] = null;
+            }
+            p = peerReleased ? null : peer;
+            peerReleased = true;
+        } finally {
+            lock.unlock();
+        }
+        sendCq.detach(this);
+        if (recvCq != sendCq) {
+            recvCq.detach(this);
+        }
+        if (p != null) {
+            fabric.releasePeer(p);
+        }
+    }
+}

@@ -1,0 +1,233 @@
+package io.rdmanio.core.fabric.shm;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * Layout of a connection's ring file: for each side, the receive queue it posts into and the completion queue its
+ * peer's sender fills. The accepting side is side 0, the connecting side is side 1. Every queue is a
+ * single-producer single-consumer ring, so no lock crosses the process boundary.
+ *
+ * <pre>
+ *   0                   8                  16                  24          32          40          64
+ *   +-------------------+------------------+-------------------+-----------+-----------+-----------+
+ *   | magic    | version | nonce (long)     | capacity[0]| cap[1]| (reserved)                       | header
+ *   +-------------------+------------------+-------------------+-----------+-----------+-----------+
+ *   | side 0 receive queue | side 0 completion queue | side 1 receive queue | side 1 completion queue |
+ *
+ *   receive queue of side s (producer: side s posting receives; consumer: the peer's sender)
+ *   +0    taken (long): receives the peer has taken; bit 63 (CLOSED) set by side s when its queue pair fails
+ *   +64   (unused: keeps the producer's entries off the consumer's line)
+ *   +128  entry[capacity], 32 bytes each:
+ *         +0 sequence + 1 (long, released last)  +8 wrId (long)
+ *         +16 region rkey (int)  +20 offset (int)  +24 length (int)  +28 (pad)
+ *
+ *   completion queue of side s (producer: the peer's sender; consumer: side s polling)
+ *   +0    armed (int): 1 while side s waits for a doorbell; cleared by the producer that rings it
+ *   +64   entry[capacity], 32 bytes each:
+ *         +0 sequence + 1 (long; with bit 62 IN_PROGRESS while the body is written, released last)
+ *         +8 status (int)  +12 opcode (int)  +16 byteLen (int)  +20 imm (int)  +24 flags (int)  +28 (pad)
+ * </pre>
+ *
+ * <p>Completion {@code n} of side s answers receive {@code n} of side s: receives are taken in order by one
+ * sender, so entry {@code n % capacity} of both queues belongs to the same request. Sequences are stored plus one
+ * so that a zero-filled file holds no entry.
+ *
+ * <p>Ordering: a record is published by {@code begin*} (marking it in progress), writing the body, then
+ * {@code release*} (a release store of its sequence); a reader {@code tryAcquire*}s it (an acquire load) before
+ * reading the body. Arming and ringing use full fences on both sides (a Dekker pair: the consumer stores
+ * {@code armed} then re-reads the queue; the producer stores the record then reads {@code armed}).
+ */
+final class ShmRingsDescriptor {
+
+    static final int MAGIC = 0x53484d52; // "SHMR"
+    static final int VERSION = 1;
+
+    static final int MAGIC_OFFSET = 0;
+    static final int VERSION_OFFSET = 4;
+    static final int NONCE_OFFSET = 8;
+    static final int CAPACITY_OFFSET = 16;
+    static final int HEADER_LENGTH = 64;
+
+    static final int RECV_TAKEN_OFFSET = 0;
+    static final int RECV_ENTRIES_OFFSET = 128;
+    static final int CQ_ARMED_OFFSET = 0;
+    static final int CQ_ENTRIES_OFFSET = 64;
+    static final int ENTRY_LENGTH = 32;
+
+    static final int RECV_SEQ = 0;
+    static final int RECV_WR_ID = 8;
+    static final int RECV_RKEY = 16;
+    static final int RECV_OFFSET = 20;
+    static final int RECV_LENGTH = 24;
+
+    static final int CQE_SEQ = 0;
+    static final int CQE_STATUS = 8;
+    static final int CQE_OPCODE = 12;
+    static final int CQE_BYTE_LEN = 16;
+    static final int CQE_IMM = 20;
+    static final int CQE_FLAGS = 24;
+    static final int CQE_FLAG_IMM = 1;
+
+    static final long CLOSED = 1L << 63;
+    static final long IN_PROGRESS = 1L << 62;
+
+    /** A ring holds at most this many entries (a power of two): a queue pair's maxRecvWr is bounded by it. */
+    static final int MAX_CAPACITY = 1 << 16;
+
+    static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
+    static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+    private ShmRingsDescriptor() {
+    }
+
+    /** The ring capacity for a queue pair posting at most {@code maxRecvWr} receives. */
+    static int capacityFor(int maxRecvWr) {
+        if (maxRecvWr < 1 || maxRecvWr > MAX_CAPACITY) {
+            throw new IllegalArgumentException("a ring holds between 1 and " + MAX_CAPACITY
+                + " receives (maxRecvWr): " + maxRecvWr);
+        }
+        int capacity = 1;
+        while (capacity < maxRecvWr) {
+            capacity <<= 1;
+        }
+        return capacity;
+    }
+
+    static int recvQueueLength(int capacity) {
+        return RECV_ENTRIES_OFFSET + capacity * ENTRY_LENGTH;
+    }
+
+    static int completionQueueLength(int capacity) {
+        return CQ_ENTRIES_OFFSET + capacity * ENTRY_LENGTH;
+    }
+
+    /** Offset of side {@code side}'s receive queue. */
+    static int recvQueueOffset(int side, int capacity0, int capacity1) {
+        int offset = HEADER_LENGTH;
+        if (side == 1) {
+            offset += recvQueueLength(capacity0) + completionQueueLength(capacity0);
+        }
+        return offset;
+    }
+
+    static int completionQueueOffset(int side, int capacity0, int capacity1) {
+        return recvQueueOffset(side, capacity0, capacity1) + recvQueueLength(side == 0 ? capacity0 : capacity1);
+    }
+
+    /** The file length, rounded to a page. */
+    static int fileLength(int capacity0, int capacity1) {
+        long n = HEADER_LENGTH + (long) recvQueueLength(capacity0) + completionQueueLength(capacity0)
+            + recvQueueLength(capacity1) + completionQueueLength(capacity1);
+        return (int) ((n + 4095) & ~4095L);
+    }
+
+    static void writeHeader(ByteBuffer b, long nonce, int capacity0, int capacity1) {
+        b.putInt(VERSION_OFFSET, VERSION);
+        b.putLong(NONCE_OFFSET, nonce);
+        b.putInt(CAPACITY_OFFSET, capacity0);
+        b.putInt(CAPACITY_OFFSET + 4, capacity1);
+        INT.setRelease(b, MAGIC_OFFSET, MAGIC);
+    }
+
+    /** Null when {@code b} is the ring file described by the handshake, else why not. */
+    static String checkHeader(ByteBuffer b, long nonce, int capacity0, int capacity1) {
+        if (b.capacity() < fileLength(capacity0, capacity1)) {
+            return "ring file of " + b.capacity() + " bytes, expected " + fileLength(capacity0, capacity1);
+        }
+        if ((int) INT.getAcquire(b, MAGIC_OFFSET) != MAGIC || b.getInt(VERSION_OFFSET) != VERSION) {
+            return "ring file has magic 0x" + Integer.toHexString(b.getInt(MAGIC_OFFSET)) + " version "
+                + b.getInt(VERSION_OFFSET) + ", expected 0x" + Integer.toHexString(MAGIC) + " version " + VERSION;
+        }
+        if (b.getLong(NONCE_OFFSET) != nonce || b.getInt(CAPACITY_OFFSET) != capacity0
+            || b.getInt(CAPACITY_OFFSET + 4) != capacity1) {
+            return "ring file is not the one the handshake named (nonce or capacities differ)";
+        }
+        return null;
+    }
+
+    // ---- receive queue: the owner publishes, the peer's sender takes
+
+    static int recvEntry(int queue, int capacity, long seq) {
+        return queue + RECV_ENTRIES_OFFSET + (int) (seq & (capacity - 1)) * ENTRY_LENGTH;
+    }
+
+    /** Owner: writes receive {@code seq}'s body, then releases its sequence. */
+    static void writeAndReleaseReceive(ByteBuffer b, int queue, int capacity, long seq, long wrId, int rkey,
+                                       int offset, int length) {
+        int e = recvEntry(queue, capacity, seq);
+        b.putLong(e + RECV_WR_ID, wrId);
+        b.putInt(e + RECV_RKEY, rkey);
+        b.putInt(e + RECV_OFFSET, offset);
+        b.putInt(e + RECV_LENGTH, length);
+        LONG.setRelease(b, e + RECV_SEQ, seq + 1);
+    }
+
+    /** Sender: whether receive {@code seq} is published (an acquire load; its body may be read after true). */
+    static boolean tryAcquireReceive(ByteBuffer b, int queue, int capacity, long seq) {
+        return (long) LONG.getAcquire(b, recvEntry(queue, capacity, seq) + RECV_SEQ) == seq + 1;
+    }
+
+    /** Sender: the receives taken so far, with {@link #CLOSED} if the owner closed the queue. */
+    static long getTakenAcquire(ByteBuffer b, int queue) {
+        return (long) LONG.getAcquire(b, queue + RECV_TAKEN_OFFSET);
+    }
+
+    /** Sender: takes receive {@code seq}; false when the owner closed the queue meanwhile. */
+    static boolean compareAndSetTaken(ByteBuffer b, int queue, long seq) {
+        return LONG.compareAndSet(b, queue + RECV_TAKEN_OFFSET, seq, seq + 1);
+    }
+
+    /** Owner: closes the queue to its peer's sender; returns how many receives the peer had taken. */
+    static long getAndCloseTaken(ByteBuffer b, int queue) {
+        return ((long) LONG.getAndBitwiseOr(b, queue + RECV_TAKEN_OFFSET, CLOSED)) & ~CLOSED;
+    }
+
+    // ---- completion queue: the peer's sender publishes, the owner polls
+
+    static int completionEntry(int queue, int capacity, long seq) {
+        return queue + CQ_ENTRIES_OFFSET + (int) (seq & (capacity - 1)) * ENTRY_LENGTH;
+    }
+
+    /** Sender: marks completion {@code seq} in progress before its payload and body are written. */
+    static void beginCompletion(ByteBuffer b, int queue, int capacity, long seq) {
+        LONG.setRelease(b, completionEntry(queue, capacity, seq) + CQE_SEQ, (seq + 1) | IN_PROGRESS);
+    }
+
+    /** Sender: writes the body of completion {@code seq}, then releases it to the owner. */
+    static void writeAndReleaseCompletion(ByteBuffer b, int queue, int capacity, long seq, int status, int opcode,
+                                          int byteLen, int imm, int flags) {
+        int e = completionEntry(queue, capacity, seq);
+        b.putInt(e + CQE_STATUS, status);
+        b.putInt(e + CQE_OPCODE, opcode);
+        b.putInt(e + CQE_BYTE_LEN, byteLen);
+        b.putInt(e + CQE_IMM, imm);
+        b.putInt(e + CQE_FLAGS, flags);
+        LONG.setRelease(b, e + CQE_SEQ, seq + 1);
+    }
+
+    /** Owner: whether completion {@code seq} is released (an acquire load; its body may be read after true). */
+    static boolean tryAcquireCompletion(ByteBuffer b, int queue, int capacity, long seq) {
+        return (long) LONG.getAcquire(b, completionEntry(queue, capacity, seq) + CQE_SEQ) == seq + 1;
+    }
+
+    /** Owner: asks for a doorbell on the next completion; the caller re-checks the queue afterwards. */
+    static void setArmedThenFence(ByteBuffer b, int queue) {
+        INT.setVolatile(b, queue + CQ_ARMED_OFFSET, 1);
+        VarHandle.fullFence();
+    }
+
+    /** Owner: withdraws its request for a doorbell (a race with a producer costs at most one doorbell). */
+    static void setDisarmed(ByteBuffer b, int queue) {
+        INT.setRelease(b, queue + CQ_ARMED_OFFSET, 0);
+    }
+
+    /** Producer, after releasing a completion: whether the owner is armed, clearing the flag if so (ring then). */
+    static boolean fenceThenTryDisarm(ByteBuffer b, int queue) {
+        VarHandle.fullFence();
+        return (int) INT.getVolatile(b, queue + CQ_ARMED_OFFSET) == 1
+            && INT.compareAndSet(b, queue + CQ_ARMED_OFFSET, 1, 0);
+    }
+}

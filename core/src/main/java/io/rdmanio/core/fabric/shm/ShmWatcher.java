@@ -1,0 +1,107 @@
+package io.rdmanio.core.fabric.shm;
+
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * The fabric's one watcher thread: it blocks in a JDK {@link Selector} on the rendezvous and connection sockets,
+ * accepts connect requests, reads connection-manager messages, doorbells and end-of-file, and runs the notifiers
+ * they arm. It is never on the data path: a completion reaches a poller through the shared rings alone, and the
+ * watcher wakes only when a consumer that armed its queue is rung, or a connection changes state. An idle fabric
+ * leaves it blocked.
+ *
+ * <p>Other threads reach it through {@link #execute}, which queues a task and wakes the selector.
+ */
+final class ShmWatcher implements Runnable {
+
+    /** What a registered channel does when it is ready. Runs on the watcher thread. */
+    interface Handler {
+        void ready(SelectionKey key);
+    }
+
+    private final Selector selector;
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private volatile boolean closed;
+
+    ShmWatcher(String name) throws IOException {
+        selector = Selector.open();
+        thread = new Thread(this, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Runs {@code task} on the watcher thread. */
+    void execute(Runnable task) {
+        tasks.add(task);
+        selector.wakeup();
+    }
+
+    boolean inWatcher() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Registers {@code channel} (non-blocking) for {@code ops}; runs on the watcher thread. */
+    void register(SelectableChannel channel, int ops, Handler handler) {
+        execute(() -> {
+            try {
+                channel.register(selector, ops, handler);
+            } catch (ClosedChannelException e) {
+                // closed before it was registered: its owner has already torn it down
+            }
+        });
+    }
+
+    @Override
+    public void run() {
+        while (!closed) {
+            try {
+                selector.select();
+            } catch (IOException e) {
+                continue;
+            }
+            Runnable task;
+            while ((task = tasks.poll()) != null) {
+                runQuietly(task);
+            }
+            for (SelectionKey key : selector.selectedKeys()) {
+                if (key.isValid()) {
+                    Handler handler = (Handler) key.attachment();
+                    runQuietly(() -> handler.ready(key));
+                }
+            }
+            selector.selectedKeys().clear();
+        }
+        try {
+            selector.close();
+        } catch (IOException e) {
+            // closing: nothing to recover
+        }
+    }
+
+    private static void runQuietly(Runnable task) {
+        try {
+            task.run();
+        } catch (RuntimeException e) {
+            // One broken connection never takes the watcher down with it.
+            Thread t = Thread.currentThread();
+            t.getUncaughtExceptionHandler().uncaughtException(t, e);
+        }
+    }
+
+    void close() {
+        closed = true;
+        selector.wakeup();
+        if (!inWatcher()) {
+            try {
+                thread.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

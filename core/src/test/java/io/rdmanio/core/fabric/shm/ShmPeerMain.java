@@ -1,0 +1,251 @@
+package io.rdmanio.core.fabric.shm;
+
+import io.rdmanio.core.engine.Connection;
+import io.rdmanio.core.engine.ConnectionOptions;
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.EngineConfig;
+import io.rdmanio.core.engine.Engines;
+import io.rdmanio.core.engine.Listener;
+import io.rdmanio.core.engine.Readiness;
+import io.rdmanio.core.fabric.CmEvent;
+import io.rdmanio.core.fabric.CmId;
+import io.rdmanio.core.fabric.CompletionQueue;
+import io.rdmanio.core.fabric.Completions;
+import io.rdmanio.core.fabric.EventChannel;
+import io.rdmanio.core.fabric.Fabric;
+import io.rdmanio.core.fabric.Fabrics;
+import io.rdmanio.core.fabric.MemoryRegion;
+import io.rdmanio.core.fabric.QueuePair;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The second process of the cross-process tests: it drives the fabric SPI directly and reports on stdout, one
+ * line per fact. It exits when its stdin closes (the test is gone).
+ *
+ * <pre>
+ *   server DIR            listen on 127.0.0.1, print "LISTENING port"; each request's private data picks what
+ *                         to do: "echo" (accept, echo sends and writes), "norecv" (accept with no receive
+ *                         posted), "small" (16-byte receives), "reject" (reject with "rejected-by-peer")
+ *   bind DIR PORT         listen on 127.0.0.1:PORT, print "LISTENING port", accept nothing
+ *   client DIR PORT DATA  connect with DATA, print "EVENT type reason" of the outcome, then exit
+ *   engine-echo DIR       the connection engine over shm: listen, print "LISTENING port", echo every byte of
+ *                         each accepted connection until its end of stream, print "ECHOED n", close
+ * </pre>
+ */
+public final class ShmPeerMain {
+
+    static final int SLOT = 4096;
+    static final int RECEIVES = 64;
+    static final int WRITE_AREA = RECEIVES * SLOT;
+    static final int REGION = WRITE_AREA + (1 << 20) + RECEIVES * SLOT;
+    static final int SEND_AREA = WRITE_AREA + (1 << 20);
+
+    private ShmPeerMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Thread watchdog = new Thread(() -> {
+            try {
+                InputStream in = System.in;
+                while (in.read() >= 0) {
+                    // keep reading until the parent closes our stdin
+                }
+            } catch (IOException e) {
+                // parent gone
+            }
+            Runtime.getRuntime().halt(0);
+        });
+        watchdog.setDaemon(true);
+        watchdog.start();
+        Fabric fabric = Fabrics.open("shm", Map.of(ShmFabricProvider.DIR, args[1]));
+        switch (args[0]) {
+            case "server": server(fabric, 0, true); break;
+            case "bind": server(fabric, Integer.parseInt(args[2]), false); break;
+            case "client": client(fabric, Integer.parseInt(args[2]), args[3]); break;
+            case "engine-echo": engineEcho(fabric); break;
+            default: throw new IllegalArgumentException(args[0]);
+        }
+    }
+
+    static void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    private static void client(Fabric fabric, int port, String data) throws IOException {
+        EventChannel events = fabric.createEventChannel();
+        CmId id = fabric.createId(events);
+        CompletionQueue cq = fabric.createCompletionQueue(64);
+        id.createQueuePair(new QueuePair.Config(cq, cq, 8, 8, 0));
+        id.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port),
+            ByteBuffer.wrap(data.getBytes(StandardCharsets.US_ASCII)));
+        CmEvent event;
+        while ((event = events.poll()) == null) {
+            LockSupport.parkNanos(100_000);
+        }
+        say("EVENT " + event.type() + " " + event.reason());
+        say("DONE");
+        LockSupport.parkNanos(Long.MAX_VALUE);
+    }
+
+    private static void engineEcho(Fabric fabric) throws IOException {
+        Engine engine = Engines.open(fabric, EngineConfig.DEFAULT);
+        Listener listener = engine.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
+            ConnectionOptions.DEFAULT);
+        say("LISTENING " + listener.localAddress().getPort());
+        ByteBuffer[] buf = {ByteBuffer.allocateDirect(1 << 16)};
+        while (true) {
+            listener.await(Readiness.ACCEPT, Long.MAX_VALUE);
+            Connection c = listener.accept();
+            if (c == null) {
+                continue;
+            }
+            long echoed = 0;
+            boolean eof = false;
+            buf[0].clear();
+            while (!eof || buf[0].position() > 0) {
+                if (!eof && buf[0].hasRemaining()) {
+                    long n = c.read(buf, 0, 1);
+                    if (n < 0) {
+                        eof = true;
+                    }
+                }
+                buf[0].flip();
+                echoed += c.write(buf, 0, 1);
+                buf[0].compact();
+                if (buf[0].position() > 0 || !eof) {
+                    int want = (eof ? 0 : (buf[0].hasRemaining() ? Readiness.READ : 0))
+                        | (buf[0].position() > 0 ? Readiness.WRITE : 0);
+                    if (want != 0) {
+                        c.await(want, 1_000_000_000L);
+                    }
+                }
+            }
+            c.shutdownOutput();
+            say("ECHOED " + echoed);
+            c.close();
+        }
+    }
+
+    /** One accepted connection of the server. */
+    private static final class Conn {
+        CmId id;
+        QueuePair qp;
+        MemoryRegion mr;
+        String mode;
+    }
+
+    private static void server(Fabric fabric, int port, boolean accept) throws IOException {
+        EventChannel events = fabric.createEventChannel();
+        CmId listener = fabric.createId(events);
+        listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+        listener.listen(16);
+        say("LISTENING " + listener.localAddress().getPort());
+        CompletionQueue sendCq = fabric.createCompletionQueue(4096);
+        CompletionQueue recvCq = fabric.createCompletionQueue(4096);
+        Map<Integer, Conn> conns = new HashMap<>();
+        Completions out = new Completions(64);
+        while (true) {
+            boolean idle = true;
+            CmEvent event = events.poll();
+            if (event != null) {
+                idle = false;
+                handle(fabric, event, accept, sendCq, recvCq, conns);
+            }
+            if (sendCq.poll(out) > 0) {
+                idle = false;
+                for (int i = 0; i < out.count(); i++) {
+                    if (out.status[i] != Completions.SUCCESS) {
+                        say("SEND " + out.status[i]);
+                    }
+                }
+            }
+            int n = recvCq.poll(out);
+            for (int i = 0; i < n; i++) {
+                idle = false;
+                Conn c = conns.get(out.qpNum[i]);
+                if (out.status[i] != Completions.SUCCESS) {
+                    say("RECV " + out.status[i]);
+                    continue;
+                }
+                if (c == null || c.qp.isError()) {
+                    continue;
+                }
+                int slot = (int) out.wrId[i];
+                int len = out.byteLen[i];
+                ByteBuffer mem = c.mr.buffer();
+                int from = out.opcode[i] == Completions.OP_RECV_RDMA_WITH_IMM ? WRITE_AREA + out.imm[i] : slot * SLOT;
+                // Answer from a separate area, so the receive slot can be posted again at once.
+                int to = SEND_AREA + slot * SLOT;
+                if (len > SLOT) {
+                    say("TOO LONG " + len);
+                    continue;
+                }
+                mem.put(to, mem, from, len);
+                c.qp.postRecv(slot, c.mr, slot * SLOT, c.mode.equals("small") ? 16 : SLOT);
+                c.qp.postSend(slot, c.mr, to, len, QueuePair.SIGNALED);
+            }
+            if (idle) {
+                LockSupport.parkNanos(20_000);
+            }
+        }
+    }
+
+    private static void handle(Fabric fabric, CmEvent event, boolean accept, CompletionQueue sendCq,
+                               CompletionQueue recvCq, Map<Integer, Conn> conns) throws IOException {
+        switch (event.type()) {
+            case CONNECT_REQUEST: {
+                byte[] bytes = new byte[event.privateData().remaining()];
+                event.privateData().duplicate().get(bytes);
+                String mode = new String(bytes, StandardCharsets.US_ASCII);
+                say("REQUEST " + mode);
+                if (!accept || mode.equals("reject")) {
+                    event.id().reject(ByteBuffer.wrap("rejected-by-peer".getBytes(StandardCharsets.US_ASCII)));
+                    return;
+                }
+                Conn c = new Conn();
+                c.id = event.id();
+                c.mode = mode;
+                c.mr = fabric.allocate(REGION, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE);
+                c.qp = c.id.createQueuePair(new QueuePair.Config(sendCq, recvCq, RECEIVES, RECEIVES, 0));
+                if (!mode.equals("norecv")) {
+                    for (int i = 0; i < RECEIVES; i++) {
+                        c.qp.postRecv(i, c.mr, i * SLOT, mode.equals("small") ? 16 : SLOT);
+                    }
+                }
+                conns.put(c.qp.qpNum(), c);
+                ByteBuffer reply = ByteBuffer.allocate(12);
+                reply.putInt(c.mr.rkey()).putLong(c.mr.address() + WRITE_AREA).flip();
+                c.id.accept(reply);
+                return;
+            }
+            case ESTABLISHED:
+                say("ESTABLISHED");
+                return;
+            case DISCONNECTED:
+                say("EVENT DISCONNECTED " + event.reason());
+                if (fabric instanceof ShmFabric shm) {
+                    say("RNR " + shm.receiverNotReadyCount());
+                }
+                for (Conn c : conns.values()) {
+                    if (c.id == event.id()) {
+                        conns.remove(c.qp.qpNum());
+                        c.id.close();
+                        c.mr.close();
+                        break;
+                    }
+                }
+                return;
+            default:
+                say("EVENT " + event.type() + " " + event.reason());
+        }
+    }
+}
