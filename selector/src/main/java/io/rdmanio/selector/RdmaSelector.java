@@ -1,0 +1,510 @@
+package io.rdmanio.selector;
+
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.fabric.Notifier;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.IllegalSelectorException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.spi.AbstractSelectableChannel;
+import java.nio.channels.spi.AbstractSelector;
+import java.util.AbstractSet;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * One selector for fabric channels, channels routed to the JDK's TCP and every channel of the JDK's own
+ * provider. JDK channels are registered on one inner JDK selector; fabric channels report readiness from their
+ * engine, and the selecting thread drives the engines' progress.
+ *
+ * <p>Threading: select operations lock the selector, then the selected-key set, as the JDK's selector does.
+ * {@link #wakeup()}, registration, cancellation and interest changes work from any thread: they reach the
+ * selecting thread through a lock-free stack of keys (fabric readiness changes use the same stack) and take
+ * effect by the next select. Never block while holding the selector's lock except in the inner select.
+ */
+final class RdmaSelector extends AbstractSelector {
+
+    private static final Method KILL = killMethod();
+
+    private final Selector inner;
+    private final Notifier innerWakeup;
+
+    private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
+    private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
+    private final Set<SelectionKey> selectedKeys = new HashSet<>();
+    private final Set<SelectionKey> publicSelectedKeys = new RemovalOnlySet(selectedKeys);
+
+    /** Keys to look at again: new, routed, interest changed, or readiness may have changed. */
+    private final AtomicReference<RdmaSelectionKey> pending = new AtomicReference<>();
+    /** A wakeup() not yet consumed by a select. */
+    private final AtomicBoolean wakeupPending = new AtomicBoolean();
+    /** True while the selecting thread may block: readiness changes must wake the inner selector then. */
+    private volatile boolean blocking;
+
+    // -- selector thread (under this selector's lock)
+    private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
+    private final ArrayList<Engine> engines = new ArrayList<>();
+    private boolean inSelect;
+
+    RdmaSelector(RdmaSelectorProvider provider) throws IOException {
+        super(provider);
+        this.inner = provider.jdk().openSelector();
+        this.innerWakeup = inner::wakeup;
+    }
+
+    private RdmaSelectorProvider rdmaProvider() {
+        return (RdmaSelectorProvider) provider();
+    }
+
+    @Override
+    public Set<SelectionKey> keys() {
+        ensureOpen();
+        return publicKeys;
+    }
+
+    @Override
+    public Set<SelectionKey> selectedKeys() {
+        ensureOpen();
+        return publicSelectedKeys;
+    }
+
+    @Override
+    public int selectNow() throws IOException {
+        return lockAndSelect(null, 0);
+    }
+
+    @Override
+    public int select(long timeout) throws IOException {
+        if (timeout < 0) {
+            throw new IllegalArgumentException("Negative timeout");
+        }
+        return lockAndSelect(null, timeout == 0 ? -1 : timeout);
+    }
+
+    @Override
+    public int select() throws IOException {
+        return lockAndSelect(null, -1);
+    }
+
+    @Override
+    public int select(Consumer<SelectionKey> action, long timeout) throws IOException {
+        Objects.requireNonNull(action, "action");
+        if (timeout < 0) {
+            throw new IllegalArgumentException("Negative timeout");
+        }
+        return lockAndSelect(action, timeout == 0 ? -1 : timeout);
+    }
+
+    @Override
+    public int select(Consumer<SelectionKey> action) throws IOException {
+        Objects.requireNonNull(action, "action");
+        return lockAndSelect(action, -1);
+    }
+
+    @Override
+    public int selectNow(Consumer<SelectionKey> action) throws IOException {
+        Objects.requireNonNull(action, "action");
+        return lockAndSelect(action, 0);
+    }
+
+    @Override
+    public Selector wakeup() {
+        if (wakeupPending.compareAndSet(false, true)) {
+            inner.wakeup();
+        }
+        return this;
+    }
+
+    /**
+     * @param timeoutMillis 0 for a non-blocking select, -1 for no limit
+     */
+    private int lockAndSelect(Consumer<SelectionKey> action, long timeoutMillis) throws IOException {
+        synchronized (this) {
+            ensureOpen();
+            if (inSelect) {
+                throw new IllegalStateException("select already in progress on this thread");
+            }
+            inSelect = true;
+            try {
+                synchronized (publicSelectedKeys) {
+                    return implSelect(action, timeoutMillis);
+                }
+            } finally {
+                inSelect = false;
+            }
+        }
+    }
+
+    private int implSelect(Consumer<SelectionKey> action, long timeoutMillis) throws IOException {
+        long deadline = timeoutMillis > 0 ? System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis) : 0;
+        int count = 0;
+        for (;;) {
+            processCancelledKeys();
+            drainPending();
+            progressEngines();
+            count += collectFabric(action);
+            inner.selectNow();
+            count += collectInner(action);
+            processCancelledKeys();
+            if (count > 0 || timeoutMillis == 0 || !isOpen() || Thread.currentThread().isInterrupted()) {
+                break;
+            }
+            if (wakeupPending.getAndSet(false)) {
+                break;
+            }
+            long remaining = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+            if (remaining <= 0) {
+                break;
+            }
+            if (spinEngines(deadline)) {
+                continue;
+            }
+            blocking = true;
+            try {
+                if (pending.get() != null || wakeupPending.get() || !armEngines()) {
+                    continue;
+                }
+                long millis = deadline == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999));
+                inner.select(millis);
+            } finally {
+                blocking = false;
+            }
+            // Loop: readiness found by the inner select stays in its selected set until collected above.
+        }
+        if (timeoutMillis == 0) {
+            // As the JDK's selectNow: it clears the effect of an earlier wakeup.
+            wakeupPending.set(false);
+        }
+        return count;
+    }
+
+    /** Spins on progress for the engines' budget; {@code true} if something may have become ready. */
+    private boolean spinEngines(long deadline) {
+        if (engines.isEmpty()) {
+            return false;
+        }
+        long spin = 0;
+        for (int i = 0; i < engines.size(); i++) {
+            spin = Math.max(spin, engines.get(i).spinNanos());
+        }
+        if (spin <= 0) {
+            return false;
+        }
+        long end = System.nanoTime() + spin;
+        if (deadline != 0 && deadline - end < 0) {
+            end = deadline;
+        }
+        do {
+            progressEngines();
+            if (pending.get() != null || wakeupPending.get() || Thread.currentThread().isInterrupted()) {
+                return true;
+            }
+            Thread.onSpinWait();
+        } while (System.nanoTime() - end < 0);
+        return false;
+    }
+
+    /** Arms every engine in use; {@code false} if one already has work (poll again instead of blocking). */
+    private boolean armEngines() {
+        for (int i = 0; i < engines.size(); i++) {
+            if (!engines.get(i).arm(innerWakeup)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void progressEngines() {
+        for (int i = 0; i < engines.size(); i++) {
+            engines.get(i).progress();
+        }
+    }
+
+    /** Any thread: the key is looked at again by the next select (and wakes a blocked one). */
+    void enqueue(RdmaSelectionKey key) {
+        if (!key.queued.compareAndSet(false, true)) {
+            return;
+        }
+        RdmaSelectionKey head;
+        do {
+            head = pending.get();
+            key.nextQueued = head;
+        } while (!pending.compareAndSet(head, key));
+        if (blocking) {
+            inner.wakeup();
+        }
+    }
+
+    private void drainPending() {
+        RdmaSelectionKey k = pending.getAndSet(null);
+        while (k != null) {
+            RdmaSelectionKey next = k.nextQueued;
+            k.nextQueued = null;
+            k.queued.set(false);
+            if (k.isValid()) {
+                tryBind(k);
+                if (k.bound == RdmaSelectionKey.BOUND_FABRIC && !k.candidate) {
+                    k.candidate = true;
+                    candidates.add(k);
+                }
+            }
+            k = next;
+        }
+    }
+
+    /** Binds a key to where its channel now is; nothing to do if it is already there or still unrouted. */
+    private void tryBind(RdmaSelectionKey k) {
+        if (k.bound != RdmaSelectionKey.BOUND_NONE) {
+            return;
+        }
+        SelectableChannel ch = k.channel();
+        SelectableChannel target;
+        if (ch instanceof RoutedChannel) {
+            RoutedChannel rc = (RoutedChannel) ch;
+            int route = rc.route();
+            if (route == RoutedChannel.ROUTE_FABRIC) {
+                rc.addFabricListener(k);
+                k.bound = RdmaSelectionKey.BOUND_FABRIC;
+                Engine e = rc.fabricEngine();
+                if (!engines.contains(e)) {
+                    engines.add(e);
+                }
+                return;
+            }
+            if (route != RoutedChannel.ROUTE_DELEGATE) {
+                return;
+            }
+            target = rc.delegate();
+        } else {
+            target = ch;
+        }
+        try {
+            k.bindInner(target.register(inner, k.interestOpsUnchecked(), k));
+        } catch (ClosedChannelException | CancelledKeyException e) {
+            // The channel was closed: its key is cancelled and dropped at the next select.
+        }
+    }
+
+    private int collectFabric(Consumer<SelectionKey> action) {
+        int count = 0;
+        int keep = 0;
+        for (int i = 0; i < candidates.size(); i++) {
+            RdmaSelectionKey k = candidates.get(i);
+            int ops = 0;
+            if (k.isValid() && k.bound == RdmaSelectionKey.BOUND_FABRIC) {
+                ops = ((RoutedChannel) k.channel()).fabricReadyOps() & k.interestOpsUnchecked();
+            }
+            if (ops == 0) {
+                // Not ready (or not of interest): a readiness change or an interest change queues it again.
+                k.candidate = false;
+                continue;
+            }
+            candidates.set(keep++, k);
+            count += report(k, ops, action);
+        }
+        for (int i = candidates.size() - 1; i >= keep; i--) {
+            candidates.remove(i);
+        }
+        return count;
+    }
+
+    private int collectInner(Consumer<SelectionKey> action) {
+        Set<SelectionKey> ready = inner.selectedKeys();
+        if (ready.isEmpty()) {
+            return 0;
+        }
+        int count = 0;
+        for (Iterator<SelectionKey> it = ready.iterator(); it.hasNext(); ) {
+            SelectionKey ik = it.next();
+            it.remove();
+            RdmaSelectionKey k = (RdmaSelectionKey) ik.attachment();
+            if (!k.isValid() || !ik.isValid()) {
+                continue;
+            }
+            int ops;
+            try {
+                ops = ik.readyOps() & k.interestOpsUnchecked();
+            } catch (CancelledKeyException e) {
+                continue;
+            }
+            if (ops != 0) {
+                count += report(k, ops, action);
+            }
+        }
+        return count;
+    }
+
+    /** As the JDK: readiness accumulates in a key already selected; counts keys added or updated. */
+    private int report(RdmaSelectionKey k, int ops, Consumer<SelectionKey> action) {
+        if (action != null) {
+            k.setReadyOps(ops);
+            action.accept(k);
+            return 1;
+        }
+        if (selectedKeys.contains(k)) {
+            int old = k.readyOpsUnchecked();
+            if ((old | ops) == old) {
+                return 0;
+            }
+            k.setReadyOps(old | ops);
+            return 1;
+        }
+        k.setReadyOps(ops);
+        selectedKeys.add(k);
+        return 1;
+    }
+
+    private void processCancelledKeys() throws IOException {
+        Set<SelectionKey> cancelled = cancelledKeys();
+        synchronized (cancelled) {
+            if (cancelled.isEmpty()) {
+                return;
+            }
+            for (SelectionKey sk : cancelled) {
+                dropKey((RdmaSelectionKey) sk);
+            }
+            cancelled.clear();
+        }
+    }
+
+    private void dropKey(RdmaSelectionKey k) throws IOException {
+        SelectableChannel ch = k.channel();
+        if (k.bound == RdmaSelectionKey.BOUND_INNER) {
+            k.cancelInner();
+        } else if (k.bound == RdmaSelectionKey.BOUND_FABRIC) {
+            ((RoutedChannel) ch).removeFabricListener(k);
+        }
+        k.bound = RdmaSelectionKey.BOUND_NONE;
+        keys.remove(k);
+        selectedKeys.remove(k);
+        deregister(k);
+        if (ch instanceof RoutedChannel) {
+            ((RoutedChannel) ch).detachKey(k);
+        } else if (!ch.isOpen() && !ch.isRegistered()) {
+            // A closed JDK channel defers closing its descriptor until no selector holds it: this was the last.
+            killJdkChannel(ch);
+        }
+    }
+
+    @Override
+    protected SelectionKey register(AbstractSelectableChannel ch, int ops, Object attachment) {
+        ensureOpen();
+        if (!(ch instanceof RoutedChannel) && ch.provider() != rdmaProvider().jdk()) {
+            throw new IllegalSelectorException();
+        }
+        RdmaSelectionKey k = new RdmaSelectionKey(this, ch, ops, attachment);
+        keys.add(k);
+        if (ch instanceof RoutedChannel) {
+            ((RoutedChannel) ch).attachKey(k);
+        }
+        enqueue(k);
+        return k;
+    }
+
+    @Override
+    protected void implCloseSelector() throws IOException {
+        inner.wakeup();
+        synchronized (this) {
+            synchronized (publicSelectedKeys) {
+                processCancelledKeys();
+                for (Iterator<SelectionKey> it = keys.iterator(); it.hasNext(); ) {
+                    RdmaSelectionKey k = (RdmaSelectionKey) it.next();
+                    it.remove();
+                    dropKey(k);
+                }
+                selectedKeys.clear();
+                candidates.clear();
+                engines.clear();
+                inner.close();
+            }
+        }
+    }
+
+    private void ensureOpen() {
+        if (!isOpen()) {
+            throw new ClosedSelectorException();
+        }
+    }
+
+    private static Method killMethod() {
+        try {
+            return Class.forName("sun.nio.ch.SelChImpl").getMethod("kill");
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static void killJdkChannel(SelectableChannel ch) throws IOException {
+        if (KILL == null) {
+            return;
+        }
+        try {
+            KILL.invoke(ch);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (e.getCause() instanceof IOException) {
+                throw (IOException) e.getCause();
+            }
+            throw new IllegalStateException("closing " + ch, e.getCause());
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException("closing " + ch + " needs --add-exports java.base/sun.nio.ch=ALL-UNNAMED", e);
+        }
+    }
+
+    /** The selected-key set as the JDK hands it out: elements may be removed, never added. */
+    private static final class RemovalOnlySet extends AbstractSet<SelectionKey> {
+        private final Set<SelectionKey> set;
+
+        RemovalOnlySet(Set<SelectionKey> set) {
+            this.set = set;
+        }
+
+        @Override
+        public int size() {
+            return set.size();
+        }
+
+        @Override
+        public boolean isEmpty() {
+            return set.isEmpty();
+        }
+
+        @Override
+        public boolean contains(Object o) {
+            return set.contains(o);
+        }
+
+        @Override
+        public boolean remove(Object o) {
+            return set.remove(o);
+        }
+
+        @Override
+        public void clear() {
+            set.clear();
+        }
+
+        @Override
+        public Iterator<SelectionKey> iterator() {
+            return set.iterator();
+        }
+
+        @Override
+        public boolean add(SelectionKey key) {
+            throw new UnsupportedOperationException();
+        }
+    }
+}

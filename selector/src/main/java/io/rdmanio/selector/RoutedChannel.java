@@ -1,0 +1,38 @@
+package io.rdmanio.selector;
+
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.ReadinessListener;
+import java.nio.channels.SelectableChannel;
+
+/**
+ * The one small interface between {@link RdmaSelector} and this provider's channels. A channel starts unrouted
+ * and is routed once, to a JDK channel ({@link #ROUTE_DELEGATE}) or to a fabric endpoint ({@link #ROUTE_FABRIC});
+ * its keys follow it there at their selector's next select.
+ *
+ * <p>{@link #route()} may be read from any thread; the route only ever moves away from {@link #ROUTE_NONE}.
+ */
+interface RoutedChannel {
+
+    int ROUTE_NONE = 0;
+    int ROUTE_DELEGATE = 1;
+    int ROUTE_FABRIC = 2;
+
+    int route();
+
+    /** The JDK channel carrying this one once routed to {@link #ROUTE_DELEGATE}. */
+    SelectableChannel delegate();
+
+    /** Once routed to a fabric: the ready operations, as java.nio reports them for this channel's state. */
+    int fabricReadyOps();
+
+    Engine fabricEngine();
+
+    void addFabricListener(ReadinessListener listener);
+
+    void removeFabricListener(ReadinessListener listener);
+
+    /** A key was created for this channel: it is told when the channel is routed. */
+    void attachKey(RdmaSelectionKey key);
+
+    void detachKey(RdmaSelectionKey key);
+}
