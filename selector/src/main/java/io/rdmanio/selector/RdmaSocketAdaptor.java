@@ -139,7 +139,7 @@ final class RdmaSocketAdaptor extends Socket {
         Socket s = jdk();
         if (s != null) {
             s.setSoTimeout(timeoutMillis);
-            return s.getInputStream();
+            return new DelegateInputStream(s.getInputStream());
         }
         return new InputStream() {
             @Override
@@ -173,7 +173,7 @@ final class RdmaSocketAdaptor extends Socket {
         }
         Socket s = jdk();
         if (s != null) {
-            return s.getOutputStream();
+            return new DelegateOutputStream(s.getOutputStream());
         }
         return new OutputStream() {
             @Override
@@ -198,6 +198,78 @@ final class RdmaSocketAdaptor extends Socket {
                 ch.close();
             }
         };
+    }
+
+    /** After a failure that closed the JDK channel underneath (an interrupt), this channel is closed too. */
+    private IOException afterFailure(IOException e) {
+        SocketChannel d = ch.delegateChannel();
+        if (d != null && !d.isOpen()) {
+            try {
+                ch.close();
+            } catch (IOException ignore) {
+                // The failure is what the caller reports.
+            }
+        }
+        return e;
+    }
+
+    /** The JDK socket's stream, closing this channel (not only the one underneath) when it closes. */
+    private final class DelegateInputStream extends java.io.FilterInputStream {
+        DelegateInputStream(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            try {
+                return in.read();
+            } catch (IOException e) {
+                throw afterFailure(e);
+            }
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            try {
+                return in.read(b, off, len);
+            } catch (IOException e) {
+                throw afterFailure(e);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            ch.close();
+        }
+    }
+
+    private final class DelegateOutputStream extends java.io.FilterOutputStream {
+        DelegateOutputStream(OutputStream out) {
+            super(out);
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            try {
+                out.write(b);
+            } catch (IOException e) {
+                throw afterFailure(e);
+            }
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            try {
+                out.write(b, off, len);
+            } catch (IOException e) {
+                throw afterFailure(e);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            ch.close();
+        }
     }
 
     private void ensureStreamable() throws SocketException {

@@ -404,6 +404,38 @@ abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     @Test
+    void shutdownInputWakesBlockedReader() throws Exception {
+        SocketChannel[] p = pair();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Integer> f = start("reader", () -> p[1].read(ByteBuffer.allocate(10)), t);
+        awaitBlocked(t.get(), "read");
+        p[1].shutdownInput();
+        assertEquals(-1, (int) await(f), "a blocked read returns end of stream");
+        assertTrue(p[1].isOpen());
+    }
+
+    @Test
+    void closeWhileAnotherThreadAccepts() throws Exception {
+        ServerSocketChannel server = server();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<SocketChannel> f = start("acceptor", server::accept, t);
+        awaitBlocked(t.get(), "accept");
+        server.close();
+        awaitFailure(AsynchronousCloseException.class, f);
+    }
+
+    @Test
+    void interruptBlockedAcceptor() throws Exception {
+        ServerSocketChannel server = server();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<SocketChannel> f = start("acceptor", server::accept, t);
+        awaitBlocked(t.get(), "accept");
+        t.get().interrupt();
+        awaitFailure(ClosedByInterruptException.class, f);
+        assertFalse(server.isOpen());
+    }
+
+    @Test
     void interruptBlockedReader() throws Exception {
         SocketChannel[] p = pair();
         AtomicReference<Thread> t = new AtomicReference<>();
