@@ -88,6 +88,23 @@ abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     @Test
+    void acceptReadinessWhenRegisteredBeforeBind() throws Exception {
+        // As Netty does: register with no interest, bind, then ask for OP_ACCEPT.
+        ServerSocketChannel server = track(provider().openServerSocketChannel());
+        server.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = server.register(sel, 0);
+        assertEquals(0, sel.selectNow());
+        server.bind(new InetSocketAddress(address(), 0));
+        key.interestOps(SelectionKey.OP_ACCEPT);
+        SocketChannel c = client();
+        c.configureBlocking(false);
+        c.connect(server.getLocalAddress());
+        selectUntil(sel, key, SelectionKey.OP_ACCEPT);
+        assertNotNull(track(server.accept()));
+    }
+
+    @Test
     void connectReadinessWhenRegisteredBeforeConnect() throws Exception {
         ServerSocketChannel server = server();
         SocketChannel c = client();
