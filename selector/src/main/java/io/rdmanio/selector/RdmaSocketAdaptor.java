@@ -1,5 +1,6 @@
 package io.rdmanio.selector;
 
+import io.rdmanio.selector.config.RunStats;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -222,7 +223,11 @@ final class RdmaSocketAdaptor extends Socket {
         @Override
         public int read() throws IOException {
             try {
-                return in.read();
+                int b = in.read();
+                if (b >= 0) {
+                    RunStats.get().bytes(false, 1);
+                }
+                return b;
             } catch (IOException e) {
                 throw afterFailure(e);
             }
@@ -231,7 +236,9 @@ final class RdmaSocketAdaptor extends Socket {
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
             try {
-                return in.read(b, off, len);
+                int n = in.read(b, off, len);
+                RunStats.get().bytes(false, n);
+                return n;
             } catch (IOException e) {
                 throw afterFailure(e);
             }
@@ -252,6 +259,7 @@ final class RdmaSocketAdaptor extends Socket {
         public void write(int b) throws IOException {
             try {
                 out.write(b);
+                RunStats.get().bytes(false, 1);
             } catch (IOException e) {
                 throw afterFailure(e);
             }
@@ -261,6 +269,7 @@ final class RdmaSocketAdaptor extends Socket {
         public void write(byte[] b, int off, int len) throws IOException {
             try {
                 out.write(b, off, len);
+                RunStats.get().bytes(false, len);
             } catch (IOException e) {
                 throw afterFailure(e);
             }
