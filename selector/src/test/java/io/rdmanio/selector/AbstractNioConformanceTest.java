@@ -218,6 +218,46 @@ abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     @Test
+    void twoSelectorsBlockedAtOnceBothWake() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel[] q = pair();
+        p[1].configureBlocking(false);
+        q[1].configureBlocking(false);
+        Selector s1 = selector();
+        Selector s2 = selector();
+        p[1].register(s1, SelectionKey.OP_READ);
+        q[1].register(s2, SelectionKey.OP_READ);
+        for (int round = 0; round < 3; round++) {
+            AtomicReference<Thread> t1 = new AtomicReference<>();
+            AtomicReference<Thread> t2 = new AtomicReference<>();
+            CompletableFuture<Integer> f1 = start("selector-1", () -> selectOne(s1), t1);
+            CompletableFuture<Integer> f2 = start("selector-2", () -> selectOne(s2), t2);
+            awaitBlocked(t1.get(), "select");
+            awaitBlocked(t2.get(), "select");
+            // Data for the second selector first: each must be woken by its own channel's readiness.
+            q[0].write(ByteBuffer.wrap(new byte[] {2}));
+            assertEquals(1, (int) await(f2));
+            p[0].write(ByteBuffer.wrap(new byte[] {1}));
+            assertEquals(1, (int) await(f1));
+            readFully(p[1], ByteBuffer.allocate(1));
+            readFully(q[1], ByteBuffer.allocate(1));
+        }
+    }
+
+    /** Blocking selects (bounded) until one key is selected; returns the count and clears the set. */
+    private static int selectOne(Selector sel) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (System.nanoTime() - deadline < 0) {
+            int n = sel.select();
+            if (n > 0) {
+                sel.selectedKeys().clear();
+                return n;
+            }
+        }
+        return 0;
+    }
+
+    @Test
     void interruptedSelectReturnsAndKeepsStatus() throws Exception {
         Selector sel = selector();
         AtomicReference<Thread> t = new AtomicReference<>();
