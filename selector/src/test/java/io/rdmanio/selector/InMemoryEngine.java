@@ -23,8 +23,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A test double of the engine API: byte streams in memory with bounded buffers (so writes run out of room and
- * OP_WRITE matters), handshakes completed only by {@link #progress()} (so pending connects and progress driving
- * are exercised), and arm/notify as the contract describes. It checks the selector module against the engine
+ * OP_WRITE matters); handshakes, bytes, FINs and returned credit are delivered only by {@link #progress()}, as
+ * completions are by a real engine, so whoever waits must drive progress or be woken by the armed notifier. It checks the selector module against the engine
  * contract independently of any fabric. Thread-safe: one lock for all state; listeners run outside it.
  */
 final class InMemoryEngine implements Engine {
@@ -35,7 +35,10 @@ final class InMemoryEngine implements Engine {
     // -- lock
     private final Map<Integer, MemListener> listeners = new HashMap<>();
     private final ArrayDeque<MemConnection> handshakes = new ArrayDeque<>();
-    private Notifier armed;
+    /** Connections with bytes, a FIN or returned credit that only {@link #progress()} delivers. */
+    private final ArrayDeque<MemConnection> deliveries = new ArrayDeque<>();
+    /** Every armed notifier: several selectors (and blocked channels) may wait on one engine at once. */
+    private final List<Notifier> armed = new ArrayList<>();
     private int nextPort = 41_000;
     private long opened;
 
@@ -65,12 +68,9 @@ final class InMemoryEngine implements Engine {
             c = new MemConnection(new InetSocketAddress(remote.getAddress(), nextPort++), remote, options);
             c.pending = true;
             handshakes.add(c);
-            n = armed;
-            armed = null;
+            n = takeArmedLocked();
         }
-        if (n != null) {
-            n.signal();
-        }
+        signal(n);
         return c;
     }
 
@@ -98,19 +98,56 @@ final class InMemoryEngine implements Engine {
                 }
                 fire.add(c::fire);
             }
+            MemConnection d;
+            while ((d = deliveries.poll()) != null) {
+                work++;
+                d.scheduled = false;
+                fire.addAll(d.deliverLocked());
+            }
             lock.notifyAll();
         }
         fire.forEach(Runnable::run);
         return work;
     }
 
+    /** Under the lock: {@code c} has something for progress to deliver; returns the notifier to signal. */
+    private Notifier scheduleLocked(MemConnection c) {
+        if (!c.scheduled) {
+            c.scheduled = true;
+            deliveries.add(c);
+        }
+        lock.notifyAll();
+        return takeArmedLocked();
+    }
+
+    private Notifier takeArmedLocked() {
+        if (armed.isEmpty()) {
+            return null;
+        }
+        Notifier[] all = armed.toArray(new Notifier[0]);
+        armed.clear();
+        return () -> {
+            for (Notifier n : all) {
+                n.signal();
+            }
+        };
+    }
+
+    private static void signal(Notifier n) {
+        if (n != null) {
+            n.signal();
+        }
+    }
+
     @Override
     public boolean arm(Notifier notifier) {
         synchronized (lock) {
-            if (!handshakes.isEmpty()) {
+            if (!handshakes.isEmpty() || !deliveries.isEmpty()) {
                 return false;
             }
-            armed = notifier;
+            if (!armed.contains(notifier)) {
+                armed.add(notifier);
+            }
             return true;
         }
     }
@@ -131,18 +168,21 @@ final class InMemoryEngine implements Engine {
     public void close() {
     }
 
-    /** Waits under the lock for {@code ready} to be non-zero; the contract's await. */
-    private int awaitLocked(java.util.function.IntSupplier ready, java.util.function.BooleanSupplier closed, long timeoutNanos) {
-        progress();
+    /** The contract's await: drives progress, then waits for readiness, new work, close or the timeout. */
+    private int awaitReady(java.util.function.IntSupplier ready, java.util.function.BooleanSupplier closed, long timeoutNanos) {
         long deadline = timeoutNanos == Long.MAX_VALUE ? 0 : System.nanoTime() + timeoutNanos;
-        synchronized (lock) {
-            for (;;) {
+        for (;;) {
+            progress();
+            synchronized (lock) {
                 int r = ready.getAsInt();
                 if (r != 0 || closed.getAsBoolean()) {
                     return r;
                 }
                 if (Thread.currentThread().isInterrupted()) {
                     return 0;
+                }
+                if (!handshakes.isEmpty() || !deliveries.isEmpty()) {
+                    continue;
                 }
                 long wait = deadline == 0 ? 0 : TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
                 if (deadline != 0 && wait <= 0) {
@@ -192,7 +232,7 @@ final class InMemoryEngine implements Engine {
 
         @Override
         public int await(int ops, long timeoutNanos) {
-            return awaitLocked(() -> readyOps() & ops, () -> closed, timeoutNanos);
+            return awaitReady(() -> readyOps() & ops, () -> closed, timeoutNanos);
         }
 
         @Override
@@ -235,6 +275,11 @@ final class InMemoryEngine implements Engine {
         final ByteBuffer inbox;
         final List<ReadinessListener> rls = new CopyOnWriteArrayList<>();
         MemConnection peer;
+        /** Bytes written, not yet delivered to the peer's inbox by progress. */
+        ByteBuffer outbox;
+        boolean finQueued;
+        boolean creditQueued;
+        boolean scheduled;
         boolean pending;
         boolean connected;
         IOException failure;
@@ -254,6 +299,35 @@ final class InMemoryEngine implements Engine {
             for (ReadinessListener r : rls) {
                 r.readinessChanged(this);
             }
+        }
+
+        /** Under the lock, from progress: moves written bytes and a FIN to the peer; returns whom to tell. */
+        List<Runnable> deliverLocked() {
+            List<Runnable> tell = new ArrayList<>(2);
+            MemConnection p = peer;
+            if (outbox != null && outbox.position() > 0 && p != null && !p.closed && !p.inputShut) {
+                outbox.flip();
+                p.inbox.put(outbox);
+                outbox.clear();
+                tell.add(p::fire);
+            } else if (outbox != null) {
+                outbox.clear();
+            }
+            if (finQueued && p != null) {
+                finQueued = false;
+                p.finReceived = true;
+                tell.add(p::fire);
+            }
+            if (creditQueued && p != null) {
+                creditQueued = false;
+                tell.add(p::fire);
+            }
+            return tell;
+        }
+
+        /** Bytes this side may still write: the peer's free inbox less what is in flight. */
+        int sendRoomLocked() {
+            return peer.inbox.remaining() - (outbox == null ? 0 : outbox.position());
         }
 
         @Override
@@ -276,6 +350,7 @@ final class InMemoryEngine implements Engine {
         @Override
         public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
             MemConnection p;
+            Notifier notifier = null;
             long n = 0;
             synchronized (lock) {
                 if (reset) {
@@ -299,17 +374,20 @@ final class InMemoryEngine implements Engine {
                     return -1;
                 }
                 p = peer;
-                lock.notifyAll();
+                if (n > 0 && p != null) {
+                    // The freed room reaches the writer as credit, through progress.
+                    creditQueued = true;
+                    notifier = scheduleLocked(this);
+                }
             }
-            if (n > 0 && p != null) {
-                p.fire();
-            }
+            signal(notifier);
             return n;
         }
 
         @Override
         public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
             MemConnection p;
+            Notifier notifier = null;
             long n = 0;
             synchronized (lock) {
                 if (reset) {
@@ -327,40 +405,41 @@ final class InMemoryEngine implements Engine {
                     }
                     return n;
                 }
-                for (int i = offset; i < offset + length && p.inbox.hasRemaining(); i++) {
+                if (outbox == null) {
+                    outbox = ByteBuffer.allocate(p.inbox.capacity());
+                }
+                int room = sendRoomLocked();
+                for (int i = offset; i < offset + length && room > 0; i++) {
                     ByteBuffer s = srcs[i];
-                    int k = Math.min(s.remaining(), p.inbox.remaining());
+                    int k = Math.min(s.remaining(), room);
                     ByteBuffer slice = s.slice();
                     slice.limit(k);
-                    p.inbox.put(slice);
+                    outbox.put(slice);
                     s.position(s.position() + k);
                     n += k;
+                    room -= k;
                 }
-                lock.notifyAll();
+                if (n > 0) {
+                    notifier = scheduleLocked(this);
+                }
             }
-            if (n > 0) {
-                p.fire();
-            }
+            signal(notifier);
             return n;
         }
 
         @Override
         public void shutdownOutput() {
-            MemConnection p;
+            Notifier notifier;
             synchronized (lock) {
                 if (outputShut) {
                     return;
                 }
                 outputShut = true;
-                p = peer;
-                if (p != null) {
-                    p.finReceived = true;
-                }
-                lock.notifyAll();
+                finQueued = peer != null;
+                notifier = scheduleLocked(this);
             }
-            if (p != null) {
-                p.fire();
-            }
+            signal(notifier);
+            fire();
         }
 
         @Override
@@ -393,7 +472,7 @@ final class InMemoryEngine implements Engine {
                 if (inbox.position() > 0 || finReceived || reset || inputShut) {
                     ops |= Readiness.READ;
                 }
-                if (reset || outputShut || peer.closed || peer.inputShut || peer.inbox.hasRemaining()) {
+                if (reset || outputShut || peer.closed || peer.inputShut || sendRoomLocked() > 0) {
                     ops |= Readiness.WRITE;
                 }
                 return ops;
@@ -402,7 +481,7 @@ final class InMemoryEngine implements Engine {
 
         @Override
         public int await(int ops, long timeoutNanos) {
-            return awaitLocked(() -> readyOps() & ops, () -> closed, timeoutNanos);
+            return awaitReady(() -> readyOps() & ops, () -> closed, timeoutNanos);
         }
 
         @Override
@@ -442,6 +521,7 @@ final class InMemoryEngine implements Engine {
 
         private void end(boolean abortive) {
             MemConnection p;
+            Notifier notifier = null;
             synchronized (lock) {
                 if (closed) {
                     return;
@@ -451,13 +531,19 @@ final class InMemoryEngine implements Engine {
                 if (p != null) {
                     if (abortive) {
                         p.reset = true;
-                    } else {
-                        p.finReceived = true;
+                        if (outbox != null) {
+                            outbox.clear();
+                        }
+                    } else if (!outputShut) {
+                        outputShut = true;
+                        finQueued = true;
+                        notifier = scheduleLocked(this);
                     }
                 }
                 lock.notifyAll();
             }
-            if (p != null) {
+            signal(notifier);
+            if (p != null && abortive) {
                 p.fire();
             }
         }
