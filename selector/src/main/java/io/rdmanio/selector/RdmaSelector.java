@@ -156,6 +156,8 @@ final class RdmaSelector extends AbstractSelector {
             processCancelledKeys();
             drainPending();
             progressEngines();
+            // Readiness that this progress produced is queued by the listeners: take it in the same pass.
+            drainPending();
             count += collectFabric(action);
             inner.selectNow();
             count += collectInner(action);
