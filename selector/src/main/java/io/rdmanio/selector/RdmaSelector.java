@@ -25,6 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One selector for fabric channels, channels routed to the JDK's TCP and every channel of the JDK's own
@@ -38,6 +40,7 @@ import java.util.function.Consumer;
  */
 final class RdmaSelector extends AbstractSelector {
 
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaSelector.class);
     private static final Method KILL = killMethod();
 
     private final Selector inner;
@@ -232,7 +235,14 @@ final class RdmaSelector extends AbstractSelector {
 
     private void progressEngines() {
         for (int i = 0; i < engines.size(); i++) {
-            engines.get(i).progress();
+            Engine e = engines.get(i);
+            try {
+                e.progress();
+            } catch (Exception | LinkageError ex) {
+                // progress() declares no failure; one connection's failure belongs to that connection and must
+                // not escape from every select of every channel on the engine.
+                LOG.warn("progress of the {} engine failed; selecting on", e.fabricName(), ex);
+            }
         }
     }
 
