@@ -887,6 +887,9 @@ abstract class AbstractNioConformanceTest extends NioTestSupport {
         int done = 0;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS * 2);
         while (done < connections) {
+            if (echo.isCompletedExceptionally()) {
+                await(echo);
+            }
             assertTrue(System.nanoTime() - deadline < 0, "clients finished in time, done " + done);
             sel.select(1000);
             for (var it = sel.selectedKeys().iterator(); it.hasNext(); ) {
