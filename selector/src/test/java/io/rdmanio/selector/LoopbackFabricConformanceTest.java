@@ -1,15 +1,17 @@
 package io.rdmanio.selector;
 
+import io.rdmanio.core.engine.Engines;
 import java.nio.channels.spi.SelectorProvider;
-import org.junit.jupiter.api.Disabled;
 
-/** The suite against rdmanio with 127.0.0.1 carried by the engine on the {@code loopback} fabric. */
-@Disabled("needs io.rdmanio.core.engine.Engines (the engine implementation), not yet on this branch")
+/** The suite against rdmanio with every loopback socket carried by the engine on the {@code loopback} fabric. */
 class LoopbackFabricConformanceTest extends AbstractNioConformanceTest {
+
+    private static final SelectorProvider PROVIDER = new RdmaSelectorProvider(TestRouting.fabricFor(
+            a -> a.getAddress().isLoopbackAddress(), (peer, listening) -> Engines.get("loopback"), "loopback"));
 
     @Override
     protected SelectorProvider provider() {
-        throw new UnsupportedOperationException("the engine implementation is not on this branch yet");
+        return PROVIDER;
     }
 
     @Override
