@@ -69,11 +69,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private volatile SocketChannel delegate;
     private volatile Connection connection;
     private volatile int state;
+    private volatile boolean inputShutdown;
+    private volatile boolean outputShutdown;
 
     // -- state lock
     private InetSocketAddress remoteAddress;
-    private boolean inputShutdown;
-    private boolean outputShutdown;
     private boolean counted;
     private final Map<SocketOption<?>, Object> options = new HashMap<>();
     private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
@@ -628,10 +628,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     /** Fabric read: caller holds the read lock. Waits up to {@code nanos} (0: just try). */
     private long implRead(ByteBuffer[] dsts, int offset, int length, long nanos) throws IOException {
         Connection c = ensureConnected();
-        synchronized (stateLock) {
-            if (inputShutdown) {
-                return -1;
-            }
+        if (inputShutdown) {
+            return -1;
         }
         if (!hasRemaining(dsts, offset, length)) {
             return 0;
@@ -731,10 +729,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     /** Fabric write: caller holds the write lock. Blocking mode writes every byte, as the JDK does. */
     private long implWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
         Connection c = ensureConnected();
-        synchronized (stateLock) {
-            if (outputShutdown) {
-                throw new ClosedChannelException();
-            }
+        if (outputShutdown) {
+            throw new ClosedChannelException();
         }
         boolean blocking = isBlocking();
         long total = 0;
@@ -811,15 +807,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     }
 
     boolean isInputShutdown() {
-        synchronized (stateLock) {
-            return inputShutdown;
-        }
+        return inputShutdown;
     }
 
     boolean isOutputShutdown() {
-        synchronized (stateLock) {
-            return outputShutdown;
-        }
+        return outputShutdown;
     }
 
     @Override
