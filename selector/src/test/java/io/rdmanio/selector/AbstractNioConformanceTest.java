@@ -361,6 +361,31 @@ abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     @Test
+    void registerFromAnotherThreadDuringSelect() throws Exception {
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        p[0].write(ByteBuffer.wrap(new byte[] {1}));
+        Selector sel = selector();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<SelectionKey> f = start("selector", () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                sel.select(1000);
+                for (SelectionKey k : sel.selectedKeys()) {
+                    return k;
+                }
+            }
+            return null;
+        }, t);
+        awaitBlocked(t.get(), "select");
+        // Registration does not wait for the select in progress (JDK 11 and later).
+        SelectionKey key = await(start("registrar", () -> p[1].register(sel, SelectionKey.OP_READ), null));
+        sel.wakeup();
+        assertSame(key, await(f));
+        assertTrue(key.isReadable());
+    }
+
+    @Test
     void registerBlockingChannelFails() throws Exception {
         SocketChannel c = client();
         Selector sel = selector();
@@ -431,13 +456,33 @@ abstract class AbstractNioConformanceTest extends NioTestSupport {
     void closeWhileAnotherThreadWrites() throws Exception {
         SocketChannel[] p = pair();
         AtomicReference<Thread> t = new AtomicReference<>();
-        // The peer never reads, so a blocking writer fills every buffer on the way and blocks.
+        CompletableFuture<Long> f = startBlockedWriter(p[0], t);
+        p[0].close();
+        // The JDK's blocking write may return the short count a close cut it to; the writer's next write then
+        // fails with ClosedChannelException. Either is within the spec, so the common supertype is asserted.
+        awaitFailure(ClosedChannelException.class, f);
+        assertFalse(p[0].isOpen());
+    }
+
+    @Test
+    void interruptBlockedWriter() throws Exception {
+        SocketChannel[] p = pair();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Long> f = startBlockedWriter(p[0], t);
+        t.get().interrupt();
+        // As above, a short count may come first: then the next write finds the channel closed by the interrupt.
+        awaitFailure(ClosedChannelException.class, f);
+        assertFalse(p[0].isOpen(), "an interrupted blocking write closes the channel");
+    }
+
+    /** A thread writing to {@code ch} whose peer never reads, returned once it is blocked in write. */
+    private CompletableFuture<Long> startBlockedWriter(SocketChannel ch, AtomicReference<Thread> t) throws Exception {
         java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
         CompletableFuture<Long> f = start("writer", () -> {
             ByteBuffer b = ByteBuffer.allocate(64 * 1024);
             for (int i = 0; i < 1 << 16; i++) {
                 b.clear();
-                written.addAndGet(p[0].write(b));
+                written.addAndGet(ch.write(b));
             }
             return written.get();
         }, t);
@@ -453,11 +498,7 @@ abstract class AbstractNioConformanceTest extends NioTestSupport {
             last = now;
             Thread.sleep(5);
         }
-        p[0].close();
-        // The JDK's blocking write may return the short count a close cut it to; the writer's next write then
-        // fails with ClosedChannelException. Either is within the spec, so the common supertype is asserted.
-        awaitFailure(ClosedChannelException.class, f);
-        assertFalse(p[0].isOpen());
+        return f;
     }
 
     @Test
