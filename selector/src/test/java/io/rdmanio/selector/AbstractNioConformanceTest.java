@@ -855,6 +855,77 @@ abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertThrows(IllegalBlockingModeException.class, () -> nb.socket().connect(ss.getLocalSocketAddress()));
     }
 
+    // ------------------------------------------------------------------ races (actors start together, repeated)
+
+    @Test
+    void raceWakeupAgainstSelect() throws Exception {
+        Selector sel = selector();
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        p[1].register(sel, SelectionKey.OP_READ);
+        for (int round = 0; round < 200; round++) {
+            java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+            CompletableFuture<Integer> selecting = start("selector-" + round, () -> {
+                go.await();
+                return sel.select();
+            }, null);
+            go.await(WAIT_SECONDS, TimeUnit.SECONDS);
+            sel.wakeup();
+            assertEquals(0, (int) await(selecting), "round " + round + ": a wakeup is never lost");
+        }
+    }
+
+    @Test
+    void raceReadinessAgainstSelect() throws Exception {
+        Selector sel = selector();
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        SelectionKey key = p[1].register(sel, SelectionKey.OP_READ);
+        ByteBuffer one = ByteBuffer.allocate(1);
+        for (int round = 0; round < 200; round++) {
+            java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+            CompletableFuture<Integer> selecting = start("selector-" + round, () -> {
+                go.await();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+                while (System.nanoTime() - deadline < 0) {
+                    if (sel.select() > 0) {
+                        return sel.selectedKeys().size();
+                    }
+                }
+                return 0;
+            }, null);
+            go.await(WAIT_SECONDS, TimeUnit.SECONDS);
+            p[0].write(ByteBuffer.wrap(new byte[] {(byte) round}));
+            assertEquals(1, (int) await(selecting), "round " + round + ": readiness is never lost");
+            assertTrue(sel.selectedKeys().remove(key));
+            one.clear();
+            assertEquals(1, p[1].read(one));
+            assertEquals((byte) round, one.get(0));
+        }
+    }
+
+    @Test
+    void raceCloseChannelAgainstSelect() throws Exception {
+        Selector sel = selector();
+        for (int round = 0; round < 30; round++) {
+            SocketChannel[] p = pair();
+            p[1].configureBlocking(false);
+            SelectionKey key = p[1].register(sel, SelectionKey.OP_READ);
+            java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+            CompletableFuture<Integer> selecting = start("selector-" + round, () -> {
+                go.await();
+                return sel.select(50);
+            }, null);
+            go.await(WAIT_SECONDS, TimeUnit.SECONDS);
+            p[1].close();
+            await(selecting);
+            sel.selectNow();
+            assertFalse(key.isValid());
+            assertFalse(sel.keys().contains(key), "round " + round);
+        }
+        assertTrue(sel.keys().isEmpty());
+    }
+
     // ------------------------------------------------------------------ load
 
     @Test
