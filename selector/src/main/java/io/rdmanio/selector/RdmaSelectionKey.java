@@ -39,6 +39,10 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
     /** In the selector's candidate list of fabric keys that may be ready. */
     boolean candidate;
 
+    // -- the selector's selected-key set (its guard)
+    /** This key's index in the selected-key set, or -1 when not selected. */
+    int selectedIndex = -1;
+
     RdmaSelectionKey(RdmaSelector selector, SelectableChannel channel, int ops, Object attachment) {
         this.selector = selector;
         this.channel = channel;

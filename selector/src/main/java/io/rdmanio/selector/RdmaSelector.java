@@ -16,7 +16,6 @@ import java.nio.channels.spi.AbstractSelector;
 import java.util.AbstractSet;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Objects;
 import java.util.Set;
@@ -48,8 +47,9 @@ final class RdmaSelector extends AbstractSelector {
 
     private final Set<SelectionKey> keys = ConcurrentHashMap.newKeySet();
     private final Set<SelectionKey> publicKeys = Collections.unmodifiableSet(keys);
-    private final Set<SelectionKey> selectedKeys = new HashSet<>();
-    private final Set<SelectionKey> publicSelectedKeys = new RemovalOnlySet(selectedKeys);
+    private final SelectedKeySet selectedKeys = new SelectedKeySet();
+    /** As the JDK's: elements may be removed, never added, by the application. */
+    private final Set<SelectionKey> publicSelectedKeys = selectedKeys;
 
     /** Keys to look at again: new, routed, interest changed, or readiness may have changed. */
     private final AtomicReference<RdmaSelectionKey> pending = new AtomicReference<>();
@@ -376,7 +376,7 @@ final class RdmaSelector extends AbstractSelector {
             return 1;
         }
         k.setReadyOps(ops);
-        selectedKeys.add(k);
+        selectedKeys.addKey(k);
         return 1;
     }
 
@@ -476,47 +476,122 @@ final class RdmaSelector extends AbstractSelector {
         }
     }
 
-    /** The selected-key set as the JDK hands it out: elements may be removed, never added. */
-    private static final class RemovalOnlySet extends AbstractSet<SelectionKey> {
-        private final Set<SelectionKey> set;
+    /**
+     * The selected-key set: the application may remove keys (directly or through the iterator), never add them.
+     * Each key records its index here, so adding, finding and removing a key take constant time and allocate
+     * nothing (the JDK's HashSet allocates a node per selected key). Iteration runs from the last element down,
+     * so that removing through the iterator (which moves the last element into the hole) never skips one.
+     * Guarded as the JDK's selected-key set: by the selector during select, by the set's own monitor otherwise.
+     */
+    private static final class SelectedKeySet extends AbstractSet<SelectionKey> {
+        private RdmaSelectionKey[] keys = new RdmaSelectionKey[16];
+        private int size;
+        private int modCount;
 
-        RemovalOnlySet(Set<SelectionKey> set) {
-            this.set = set;
-        }
-
-        @Override
-        public int size() {
-            return set.size();
-        }
-
-        @Override
-        public boolean isEmpty() {
-            return set.isEmpty();
-        }
-
-        @Override
-        public boolean contains(Object o) {
-            return set.contains(o);
-        }
-
-        @Override
-        public boolean remove(Object o) {
-            return set.remove(o);
-        }
-
-        @Override
-        public void clear() {
-            set.clear();
-        }
-
-        @Override
-        public Iterator<SelectionKey> iterator() {
-            return set.iterator();
+        void addKey(RdmaSelectionKey k) {
+            if (contains(k)) {
+                return;
+            }
+            if (size == keys.length) {
+                keys = java.util.Arrays.copyOf(keys, size * 2);
+            }
+            keys[size] = k;
+            k.selectedIndex = size++;
+            modCount++;
         }
 
         @Override
         public boolean add(SelectionKey key) {
             throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public int size() {
+            return size;
+        }
+
+        @Override
+        public boolean isEmpty() {
+            return size == 0;
+        }
+
+        @Override
+        public boolean contains(Object o) {
+            if (!(o instanceof RdmaSelectionKey)) {
+                return false;
+            }
+            int i = ((RdmaSelectionKey) o).selectedIndex;
+            return i >= 0 && i < size && keys[i] == o;
+        }
+
+        @Override
+        public boolean remove(Object o) {
+            if (!contains(o)) {
+                return false;
+            }
+            removeAt(((RdmaSelectionKey) o).selectedIndex);
+            return true;
+        }
+
+        private void removeAt(int i) {
+            RdmaSelectionKey k = keys[i];
+            int last = --size;
+            if (i != last) {
+                keys[i] = keys[last];
+                keys[i].selectedIndex = i;
+            }
+            keys[last] = null;
+            k.selectedIndex = -1;
+            modCount++;
+        }
+
+        @Override
+        public void clear() {
+            for (int i = 0; i < size; i++) {
+                keys[i].selectedIndex = -1;
+                keys[i] = null;
+            }
+            size = 0;
+            modCount++;
+        }
+
+        @Override
+        public Iterator<SelectionKey> iterator() {
+            return new Iterator<>() {
+                private int cursor = size;
+                private int lastReturned = -1;
+                private int expectedModCount = modCount;
+
+                @Override
+                public boolean hasNext() {
+                    return cursor > 0;
+                }
+
+                @Override
+                public SelectionKey next() {
+                    if (modCount != expectedModCount) {
+                        throw new java.util.ConcurrentModificationException();
+                    }
+                    if (cursor <= 0) {
+                        throw new java.util.NoSuchElementException();
+                    }
+                    lastReturned = --cursor;
+                    return keys[lastReturned];
+                }
+
+                @Override
+                public void remove() {
+                    if (lastReturned < 0) {
+                        throw new IllegalStateException();
+                    }
+                    if (modCount != expectedModCount) {
+                        throw new java.util.ConcurrentModificationException();
+                    }
+                    removeAt(lastReturned);
+                    lastReturned = -1;
+                    expectedModCount = modCount;
+                }
+            };
         }
     }
 }
