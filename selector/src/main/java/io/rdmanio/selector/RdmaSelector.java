@@ -171,8 +171,7 @@ final class RdmaSelector extends AbstractSelector {
             if (wakeupPending.getAndSet(false)) {
                 break;
             }
-            long remaining = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
-            if (remaining <= 0) {
+            if (deadline != 0 && deadline - System.nanoTime() <= 0) {
                 break;
             }
             if (spinEngines(deadline)) {
@@ -183,6 +182,11 @@ final class RdmaSelector extends AbstractSelector {
                 if (pending.get() != null || wakeupPending.get() || !armEngines()) {
                     continue;
                 }
+                long remaining = deadline == 0 ? 0 : deadline - System.nanoTime();
+                if (deadline != 0 && remaining <= 0) {
+                    continue;
+                }
+                // Rounded up: the inner selector's unit is the millisecond, and 0 would mean "no limit".
                 long millis = deadline == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999));
                 inner.select(millis);
             } finally {
