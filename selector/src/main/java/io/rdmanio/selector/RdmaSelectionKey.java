@@ -21,14 +21,20 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
     static final int BOUND_NONE = 0;
     static final int BOUND_INNER = 1;
     static final int BOUND_FABRIC = 2;
+    /** Both an inner key and a fabric listener (a server routed to both). */
+    static final int BOUND_BOTH = 3;
 
     private final RdmaSelector selector;
     private final SelectableChannel channel;
+    /** Made by {@link RdmaSelector#registerInternal}: not in the channel's own key list. Set before publication. */
+    boolean internal;
 
     private volatile int interestOps;
     private volatile int readyOps;
     /** Set once the key is bound to the inner selector; interest changes then go straight to it. */
     private volatile SelectionKey innerKey;
+    /** Bound to a fabric endpoint as well as to an inner key: interest changes must also requeue the key. */
+    private volatile boolean fabricToo;
 
     // -- the selector's pending stack (lock-free, intrusive so that queueing never allocates)
     final AtomicBoolean queued = new AtomicBoolean();
@@ -42,6 +48,8 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
     // -- the selector's selected-key set (its guard)
     /** This key's index in the selected-key set, or -1 when not selected. */
     int selectedIndex = -1;
+    /** The select pass that last handed this key to a select action (so a key bound twice is handed once). */
+    long actionPass;
 
     RdmaSelectionKey(RdmaSelector selector, SelectableChannel channel, int ops, Object attachment) {
         this.selector = selector;
@@ -89,7 +97,8 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
             } catch (CancelledKeyException e) {
                 // Unbound concurrently: the key is being cancelled.
             }
-        } else {
+        }
+        if (ik == null || fabricToo) {
             selector.enqueue(this);
         }
         return this;
@@ -113,9 +122,10 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
         return innerKey;
     }
 
-    void bindInner(SelectionKey key) {
+    void bindInner(SelectionKey key, boolean andFabric) {
+        fabricToo = andFabric;
         innerKey = key;
-        bound = BOUND_INNER;
+        bound = andFabric ? BOUND_BOTH : BOUND_INNER;
         // An interest change may have raced with the registration that read the old value.
         int ops = interestOps;
         if (key.isValid() && key.interestOps() != ops) {

@@ -62,6 +62,8 @@ final class RdmaSelector extends AbstractSelector {
     private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
     private final ArrayList<Engine> engines = new ArrayList<>();
     private boolean inSelect;
+    /** Counts collection passes, so that a select action sees each key at most once per pass. */
+    private long pass;
 
     RdmaSelector(RdmaSelectorProvider provider) throws IOException {
         super(provider);
@@ -156,6 +158,7 @@ final class RdmaSelector extends AbstractSelector {
         long deadline = timeoutMillis > 0 ? System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis) : 0;
         int count = 0;
         for (;;) {
+            pass++;
             processCancelledKeys();
             drainPending();
             progressEngines();
@@ -273,7 +276,7 @@ final class RdmaSelector extends AbstractSelector {
             k.queued.set(false);
             if (k.isValid()) {
                 tryBind(k);
-                if (k.bound == RdmaSelectionKey.BOUND_FABRIC && !k.candidate) {
+                if ((k.bound == RdmaSelectionKey.BOUND_FABRIC || k.bound == RdmaSelectionKey.BOUND_BOTH) && !k.candidate) {
                     k.candidate = true;
                     candidates.add(k);
                 }
@@ -301,17 +304,27 @@ final class RdmaSelector extends AbstractSelector {
                 }
                 return;
             }
-            if (route != RoutedChannel.ROUTE_DELEGATE) {
+            if (route != RoutedChannel.ROUTE_DELEGATE && route != RoutedChannel.ROUTE_BOTH) {
                 return;
             }
             target = rc.delegate();
         } else {
             target = ch;
         }
+        boolean both = ch instanceof RoutedChannel && ((RoutedChannel) ch).route() == RoutedChannel.ROUTE_BOTH;
         try {
-            k.bindInner(target.register(inner, k.interestOpsUnchecked(), k));
+            k.bindInner(target.register(inner, k.interestOpsUnchecked(), k), both);
         } catch (ClosedChannelException | CancelledKeyException e) {
             // The channel was closed: its key is cancelled and dropped at the next select.
+            return;
+        }
+        if (both) {
+            RoutedChannel rc = (RoutedChannel) ch;
+            rc.addFabricListener(k);
+            Engine e = rc.fabricEngine();
+            if (!engines.contains(e)) {
+                engines.add(e);
+            }
         }
     }
 
@@ -321,7 +334,7 @@ final class RdmaSelector extends AbstractSelector {
         for (int i = 0; i < candidates.size(); i++) {
             RdmaSelectionKey k = candidates.get(i);
             int ops = 0;
-            if (k.isValid() && k.bound == RdmaSelectionKey.BOUND_FABRIC) {
+            if (k.isValid() && (k.bound == RdmaSelectionKey.BOUND_FABRIC || k.bound == RdmaSelectionKey.BOUND_BOTH)) {
                 ops = ((RoutedChannel) k.channel()).fabricReadyOps() & k.interestOpsUnchecked();
             }
             if (ops == 0) {
@@ -367,6 +380,12 @@ final class RdmaSelector extends AbstractSelector {
     /** As the JDK: readiness accumulates in a key already selected; counts keys added or updated. */
     private int report(RdmaSelectionKey k, int ops, Consumer<SelectionKey> action) {
         if (action != null) {
+            if (k.actionPass == pass) {
+                // A server on both transports: its key was handed to the action once already in this pass.
+                k.setReadyOps(k.readyOpsUnchecked() | ops);
+                return 0;
+            }
+            k.actionPass = pass;
             k.setReadyOps(ops);
             action.accept(k);
             return 1;
@@ -399,14 +418,20 @@ final class RdmaSelector extends AbstractSelector {
 
     private void dropKey(RdmaSelectionKey k) throws IOException {
         SelectableChannel ch = k.channel();
-        if (k.bound == RdmaSelectionKey.BOUND_INNER) {
+        if (k.bound == RdmaSelectionKey.BOUND_INNER || k.bound == RdmaSelectionKey.BOUND_BOTH) {
             k.cancelInner();
-        } else if (k.bound == RdmaSelectionKey.BOUND_FABRIC) {
+        }
+        if (k.bound == RdmaSelectionKey.BOUND_FABRIC || k.bound == RdmaSelectionKey.BOUND_BOTH) {
             ((RoutedChannel) ch).removeFabricListener(k);
         }
         k.bound = RdmaSelectionKey.BOUND_NONE;
         keys.remove(k);
         selectedKeys.remove(k);
+        if (k.internal) {
+            // Never in the channel's key list (see registerInternal): nothing to deregister there.
+            ((RoutedChannel) ch).detachKey(k);
+            return;
+        }
         deregister(k);
         if (ch instanceof RoutedChannel) {
             ((RoutedChannel) ch).detachKey(k);
@@ -427,6 +452,21 @@ final class RdmaSelector extends AbstractSelector {
         if (ch instanceof RoutedChannel) {
             ((RoutedChannel) ch).attachKey(k);
         }
+        enqueue(k);
+        return k;
+    }
+
+    /**
+     * Registers a channel of this provider for the provider's own waiting (a blocking accept on both transports):
+     * the key stays out of the channel's key list, so it neither holds the channel non-blocking nor shows in
+     * {@link java.nio.channels.SelectableChannel#keyFor}. Dropped when this selector closes.
+     */
+    SelectionKey registerInternal(AbstractSelectableChannel ch, int ops) {
+        ensureOpen();
+        RdmaSelectionKey k = new RdmaSelectionKey(this, ch, ops, null);
+        k.internal = true;
+        keys.add(k);
+        ((RoutedChannel) ch).attachKey(k);
         enqueue(k);
         return k;
     }

@@ -6,6 +6,8 @@ import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.Listener;
 import io.rdmanio.core.engine.Readiness;
 import io.rdmanio.core.engine.ReadinessListener;
+import io.rdmanio.selector.config.Action;
+import io.rdmanio.selector.config.Route;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -14,10 +16,15 @@ import java.net.SocketOption;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.AlreadyBoundException;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.NotYetBoundException;
 import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
@@ -28,11 +35,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A server socket channel routed at bind by the router's bind rules: to a JDK {@link ServerSocketChannel}, or to
- * an engine {@link Listener} whose accepted connections become fabric {@link RdmaSocketChannel}s.
+ * A server socket channel routed at bind by the router's bind rules: to a JDK {@link ServerSocketChannel}, to
+ * an engine {@link Listener} whose accepted connections become fabric {@link RdmaSocketChannel}s, or (rule
+ * action {@code both}) to the two at once, on the same port.
  *
  * <p>Thread-safe as the JDK's channel: one acceptor at a time (accept lock), state under the state lock, never
  * block holding the state lock. Lock order: accept lock, blocking lock, state lock.
@@ -48,8 +57,13 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     private volatile ServerSocketChannel delegate;
     private volatile Listener listener;
 
+    // -- accept lock
+    private int acceptTurn;
+
     // -- state lock
     private final Map<SocketOption<?>, Object> options = new HashMap<>();
+    /** Opened on the first blocking accept of a server on both transports. */
+    private Selector waitSelector;
     private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
     private ServerSocket socket;
 
@@ -152,7 +166,10 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                     throw new AlreadyBoundException();
                 }
             }
-            if (rdma.config().router().forBind(isa).usesFabric()) {
+            Route r = rdma.config().router().forBind(isa);
+            if (r.action() == Action.BOTH) {
+                bindBoth(isa, backlog);
+            } else if (r.usesFabric()) {
                 bindFabric(isa, backlog);
             } else {
                 bindDelegate(isa, backlog);
@@ -164,14 +181,19 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         }
     }
 
-    private void bindFabric(InetSocketAddress isa, int backlog) throws IOException {
+    private Listener listen(InetSocketAddress isa, int backlog) throws IOException {
         ConnectionOptions opts;
         synchronized (stateLock) {
             Object rcv = options.get(StandardSocketOptions.SO_RCVBUF);
             opts = new ConnectionOptions(rcv == null ? 0 : (Integer) rcv, 0);
         }
         Engine engine = rdma.config().engines().engineFor(isa, true);
-        Listener l = engine.listen(isa, backlog < 1 ? 50 : backlog, opts);
+        // As the JDK: a backlog below 1 means its default of 50.
+        return engine.listen(isa, backlog < 1 ? 50 : backlog, opts);
+    }
+
+    private void bindFabric(InetSocketAddress isa, int backlog) throws IOException {
+        Listener l = listen(isa, backlog);
         synchronized (stateLock) {
             if (!isOpen()) {
                 l.close();
@@ -208,6 +230,40 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         }
     }
 
+    /**
+     * Listens on TCP and on the fabric at the same address and port (the TCP port first, as the kernel's port
+     * space is the shared one). The JDK channel stays non-blocking: accept takes from whichever side has a
+     * connection, and a blocking accept waits on both through a private selector.
+     */
+    private void bindBoth(InetSocketAddress isa, int backlog) throws IOException {
+        ServerSocketChannel d = rdma.jdk().openServerSocketChannel();
+        Listener l;
+        try {
+            synchronized (stateLock) {
+                for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
+                    setDelegateOption(d, e.getKey(), e.getValue());
+                }
+            }
+            d.bind(isa, backlog);
+            d.configureBlocking(false);
+            int port = ((InetSocketAddress) d.getLocalAddress()).getPort();
+            l = listen(new InetSocketAddress(isa.getAddress(), port), backlog);
+        } catch (IOException | RuntimeException e) {
+            d.close();
+            throw e;
+        }
+        synchronized (stateLock) {
+            if (!isOpen()) {
+                l.close();
+                d.close();
+                throw new ClosedChannelException();
+            }
+            delegate = d;
+            listener = l;
+            route = ROUTE_BOTH;
+        }
+    }
+
     @SuppressWarnings("unchecked")
     private static <T> void setDelegateOption(ServerSocketChannel d, SocketOption<T> name, Object value) throws IOException {
         d.setOption(name, (T) value);
@@ -224,7 +280,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             throw new IllegalBlockingModeException();
         }
         ServerSocketChannel d = delegate;
-        if (d != null) {
+        if (d != null && route == ROUTE_DELEGATE) {
             // The JDK's adaptor keeps SO_TIMEOUT semantics; its socket wraps the accepted JDK channel.
             d.socket().setSoTimeout((int) Math.min(Integer.MAX_VALUE, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
             SocketChannel accepted;
@@ -241,7 +297,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
 
     private SocketChannel implAccept(long nanos) throws IOException {
         ServerSocketChannel d = delegate;
-        if (d != null) {
+        if (d != null && route == ROUTE_DELEGATE) {
             SocketChannel accepted;
             try {
                 accepted = d.accept();
@@ -259,6 +315,9 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             Listener l = listener;
             if (l == null) {
                 throw new NotYetBoundException();
+            }
+            if (route == ROUTE_BOTH) {
+                return acceptEither(l, d, nanos);
             }
             long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
             for (;;) {
@@ -284,6 +343,73 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             }
         } finally {
             acceptLock.unlock();
+        }
+    }
+
+    /** Accept lock held. A connection from either transport, alternating which is asked first. */
+    private SocketChannel acceptEither(Listener l, ServerSocketChannel d, long nanos) throws IOException {
+        long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
+        for (;;) {
+            boolean tcpFirst = (acceptTurn++ & 1) == 0;
+            for (int i = 0; i < 2; i++) {
+                if (tcpFirst == (i == 0)) {
+                    SocketChannel a;
+                    try {
+                        a = d.accept();
+                    } catch (ClosedChannelException e) {
+                        ensureOpen();
+                        throw e;
+                    }
+                    if (a != null) {
+                        return new RdmaSocketChannel(rdma, a);
+                    }
+                } else {
+                    Connection c = l.accept();
+                    if (c != null) {
+                        return new RdmaSocketChannel(rdma, c, inheritedOptions());
+                    }
+                }
+            }
+            if (nanos == 0) {
+                return null;
+            }
+            long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+            if (wait <= 0) {
+                throw new SocketTimeoutException("Accept timed out");
+            }
+            awaitEither(wait);
+        }
+    }
+
+    /**
+     * Waits for a connection on either transport through a private selector. Not inside begin()/end(): the
+     * inner JDK selector installs its own interrupt hook for the wait, so an interrupt is noticed afterwards.
+     */
+    private void awaitEither(long nanos) throws IOException {
+        Selector w;
+        synchronized (stateLock) {
+            ensureOpen();
+            w = waitSelector;
+            if (w == null) {
+                RdmaSelector rs = new RdmaSelector(rdma);
+                rs.registerInternal(this, SelectionKey.OP_ACCEPT);
+                waitSelector = w = rs;
+            }
+        }
+        if (!Thread.currentThread().isInterrupted()) {
+            try {
+                w.select(nanos == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+                w.selectedKeys().clear();
+            } catch (ClosedSelectorException e) {
+                // Closed with this channel: reported below.
+            }
+        }
+        if (Thread.currentThread().isInterrupted()) {
+            close();
+            throw new ClosedByInterruptException();
+        }
+        if (!isOpen()) {
+            throw new AsynchronousCloseException();
         }
     }
 
@@ -313,9 +439,11 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     protected void implCloseSelectableChannel() throws IOException {
         ServerSocketChannel d;
         Listener l;
+        Selector w;
         synchronized (stateLock) {
             d = delegate;
             l = listener;
+            w = waitSelector;
         }
         if (l != null) {
             l.close();
@@ -323,12 +451,17 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         if (d != null) {
             d.close();
         }
+        if (w != null) {
+            // Wakes a thread waiting in accept, then waits for it to leave the selector.
+            w.close();
+        }
     }
 
     @Override
     protected void implConfigureBlocking(boolean block) throws IOException {
         ServerSocketChannel d = delegate;
-        if (d != null) {
+        // On both transports the JDK channel stays non-blocking: accept waits on both itself.
+        if (d != null && route == ROUTE_DELEGATE) {
             if (block) {
                 synchronized (stateLock) {
                     for (RdmaSelectionKey k : keys) {
@@ -413,10 +546,13 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             return "RdmaServerSocketChannel[closed]";
         }
         ServerSocketChannel d = delegate;
+        Listener l = listener;
+        if (d != null && l != null) {
+            return "RdmaServerSocketChannel[tcp and " + l.engine().fabricName() + " " + l.localAddress() + "]";
+        }
         if (d != null) {
             return "RdmaServerSocketChannel[tcp " + d + "]";
         }
-        Listener l = listener;
         return l == null ? "RdmaServerSocketChannel[unbound]"
                 : "RdmaServerSocketChannel[" + l.engine().fabricName() + " " + l.localAddress() + "]";
     }

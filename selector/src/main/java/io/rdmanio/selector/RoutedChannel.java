@@ -16,13 +16,15 @@ interface RoutedChannel {
     int ROUTE_NONE = 0;
     int ROUTE_DELEGATE = 1;
     int ROUTE_FABRIC = 2;
+    /** A server listening on a fabric and on the JDK's TCP: readiness from both, the JDK channel non-blocking. */
+    int ROUTE_BOTH = 3;
 
     int route();
 
-    /** The JDK channel carrying this one once routed to {@link #ROUTE_DELEGATE}. */
+    /** The JDK channel carrying this one once routed to {@link #ROUTE_DELEGATE} or {@link #ROUTE_BOTH}. */
     SelectableChannel delegate();
 
-    /** Once routed to a fabric: the ready operations, as java.nio reports them for this channel's state. */
+    /** Once routed to a fabric (or both): the fabric's ready operations, as java.nio reports them. */
     int fabricReadyOps();
 
     Engine fabricEngine();
