@@ -287,10 +287,14 @@ final class RdmaSelector extends AbstractSelector {
 
     /** Binds a key to where its channel now is; nothing to do if it is already there or still unrouted. */
     private void tryBind(RdmaSelectionKey k) {
-        if (k.bound != RdmaSelectionKey.BOUND_NONE) {
-            return;
-        }
         SelectableChannel ch = k.channel();
+        if (k.bound != RdmaSelectionKey.BOUND_NONE) {
+            if (k.bound != RdmaSelectionKey.BOUND_FABRIC || ((RoutedChannel) ch).route() != RoutedChannel.ROUTE_DELEGATE) {
+                return;
+            }
+            // A client under a both rule fell back from the fabric to TCP (the channel dropped the listener).
+            k.bound = RdmaSelectionKey.BOUND_NONE;
+        }
         SelectableChannel target;
         if (ch instanceof RoutedChannel) {
             RoutedChannel rc = (RoutedChannel) ch;

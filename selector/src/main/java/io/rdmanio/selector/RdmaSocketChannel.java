@@ -5,6 +5,8 @@ import io.rdmanio.core.engine.ConnectionOptions;
 import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.Readiness;
 import io.rdmanio.core.engine.ReadinessListener;
+import io.rdmanio.selector.config.Action;
+import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.RunStats;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -36,6 +38,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A socket channel routed once: at connect when unbound (by the router's connect rules), or to the JDK's TCP
@@ -54,6 +58,14 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private static final int ST_CONNECTED = 2;
     private static final int ST_CLOSED = 3;
 
+    /**
+     * How long a client under a {@code both} rule waits for the fabric's handshake in a blocking connect before
+     * it tries TCP (a refused or failed handshake falls back at once, in either mode).
+     */
+    static final long BOTH_FABRIC_CONNECT_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaSocketChannel.class);
+
     private final RdmaSelectorProvider rdma;
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -63,6 +75,10 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private final ByteBuffer[] readOne = new ByteBuffer[1];
     // -- write lock
     private final ByteBuffer[] writeOne = new ByteBuffer[1];
+
+    // -- read and write locks (both are held to connect)
+    /** A client under a {@code both} rule while its fabric handshake is under way. */
+    private boolean fallbackToTcp;
 
     // -- written under the state lock, read anywhere
     private volatile int route;
@@ -75,6 +91,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     // -- state lock
     private InetSocketAddress remoteAddress;
     private boolean counted;
+    /** Why the fabric could not connect a client that fell back to TCP: named too if TCP fails. */
+    private volatile IOException fallbackCause;
     private final Map<SocketOption<?>, Object> options = new HashMap<>();
     private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
     private Socket socket;
@@ -335,22 +353,15 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                     }
                     d = delegate;
                 }
+                long nanos = isBlocking() ? Long.MAX_VALUE : 0;
                 if (d == null) {
-                    if (rdma.config().router().forConnect(isa).usesFabric()) {
-                        return beginFabricConnect(isa);
+                    Route r = rdma.config().router().forConnect(isa);
+                    if (r.usesFabric()) {
+                        return beginFabricConnect(isa, r.action() == Action.BOTH, nanos);
                     }
                     d = routeToDelegate();
                 }
-                boolean done;
-                try {
-                    done = d.connect(isa);
-                } catch (IOException e) {
-                    throw afterDelegateFailure(d, e);
-                }
-                if (done) {
-                    countConnected(false);
-                }
-                return done;
+                return connectDelegate(d, isa, nanos);
             } finally {
                 writeLock.unlock();
             }
@@ -359,12 +370,41 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         }
     }
 
-    private boolean beginFabricConnect(InetSocketAddress isa) throws IOException {
+    /**
+     * Caller holds the read and write locks. Connects {@code d} (0: non-blocking; {@code Long.MAX_VALUE}: blocking
+     * without limit; otherwise blocking with that timeout, as the socket adaptor's connect).
+     */
+    private boolean connectDelegate(SocketChannel d, InetSocketAddress isa, long nanos) throws IOException {
+        boolean done;
+        try {
+            if (nanos != 0 && nanos != Long.MAX_VALUE) {
+                d.socket().connect(isa, (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(nanos))));
+                done = true;
+            } else {
+                done = d.connect(isa);
+            }
+        } catch (IOException e) {
+            throw afterDelegateFailure(d, e);
+        }
+        if (done) {
+            countConnected(false);
+        }
+        return done;
+    }
+
+    /** Caller holds the read and write locks; {@code nanos} as for {@link #connectDelegate}. */
+    private boolean beginFabricConnect(InetSocketAddress isa, boolean both, long nanos) throws IOException {
         Connection c;
         try {
             Engine engine = rdma.config().engines().engineFor(isa, false);
             c = engine.connect(isa, connectionOptions());
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
+            if (both) {
+                return fallBackToTcp(isa, e, nanos);
+            }
+            closeQuietly();
+            throw e;
+        } catch (RuntimeException e) {
             closeQuietly();
             throw e;
         }
@@ -377,23 +417,58 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             remoteAddress = isa;
             state = ST_PENDING;
             route = ROUTE_FABRIC;
+            fallbackToTcp = both;
         }
         publishRoute();
-        return awaitFabricConnect(c, isBlocking() ? Long.MAX_VALUE : 0);
+        return awaitFabricConnect(c, nanos);
     }
 
-    /** Caller holds the read and write locks. Waits up to {@code nanos} (0: just try). */
+    /**
+     * Caller holds the read and write locks. Waits up to {@code nanos} (0: just try) for the handshake. Under a
+     * {@code both} rule a failed handshake, or one that takes longer than {@link #BOTH_FABRIC_CONNECT_NANOS},
+     * hands the connect over to TCP with the time that is left.
+     */
     private boolean awaitFabricConnect(Connection c, long nanos) throws IOException {
-        long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
+        long start = System.nanoTime();
+        long deadline = nanos == Long.MAX_VALUE ? 0 : start + nanos;
         for (;;) {
-            if (tryFinishFabricConnect(c)) {
+            boolean done;
+            try {
+                done = c.finishConnect();
+            } catch (IOException e) {
+                if (fallbackToTcp) {
+                    return fallBackToTcp(remoteAddress(), e, remainingNanos(nanos, deadline));
+                }
+                // As the JDK: a failed connect closes the channel.
+                closeQuietly();
+                throw e;
+            } catch (RuntimeException e) {
+                closeQuietly();
+                throw e;
+            }
+            if (done) {
+                synchronized (stateLock) {
+                    if (state == ST_PENDING) {
+                        state = ST_CONNECTED;
+                    }
+                    fallbackToTcp = false;
+                }
+                countConnected(true);
                 return true;
             }
-            long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
             if (nanos == 0) {
                 return false;
             }
-            if (wait <= 0) {
+            long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+            if (fallbackToTcp) {
+                long fabricLeft = start + BOTH_FABRIC_CONNECT_NANOS - System.nanoTime();
+                if (fabricLeft <= 0) {
+                    return fallBackToTcp(remoteAddress(), new SocketTimeoutException("the fabric handshake took longer than "
+                            + TimeUnit.NANOSECONDS.toMillis(BOTH_FABRIC_CONNECT_NANOS) + " ms"), remainingNanos(nanos, deadline));
+                }
+                wait = Math.min(wait, fabricLeft);
+            } else if (wait <= 0) {
+                closeQuietly();
                 throw new SocketTimeoutException("Connect timed out");
             }
             boolean ready = false;
@@ -406,25 +481,51 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         }
     }
 
-    private boolean tryFinishFabricConnect(Connection c) throws IOException {
-        boolean done;
-        try {
-            done = c.finishConnect();
-        } catch (IOException | RuntimeException e) {
-            // As the JDK: a failed connect closes the channel.
-            closeQuietly();
-            throw e;
+    /** What is left of a connect timeout for TCP (at least a little: TCP then reports the timeout itself). */
+    private static long remainingNanos(long nanos, long deadline) {
+        if (nanos == 0 || nanos == Long.MAX_VALUE) {
+            return nanos;
         }
-        if (!done) {
-            return false;
-        }
+        return Math.max(1, deadline - System.nanoTime());
+    }
+
+    private InetSocketAddress remoteAddress() {
         synchronized (stateLock) {
-            if (state == ST_PENDING) {
-                state = ST_CONNECTED;
+            return remoteAddress;
+        }
+    }
+
+    /**
+     * Caller holds the read and write locks. A client under a {@code both} rule whose fabric could not connect:
+     * the fabric connection is dropped and the connect starts again on TCP; the keys follow the channel there.
+     * If TCP fails too, its exception carries the fabric's as suppressed, so both causes are named.
+     */
+    private boolean fallBackToTcp(InetSocketAddress isa, IOException fabricFailure, long nanos) throws IOException {
+        Connection c;
+        synchronized (stateLock) {
+            c = connection;
+            connection = null;
+            remoteAddress = null;
+            state = ST_UNCONNECTED;
+            route = ROUTE_NONE;
+            fallbackToTcp = false;
+            if (c != null) {
+                for (RdmaSelectionKey k : keys) {
+                    c.removeReadinessListener(k);
+                }
             }
         }
-        countConnected(true);
-        return true;
+        if (c != null) {
+            c.abort();
+        }
+        LOG.debug("connect to {} falls back to TCP: {}", isa, fabricFailure.toString());
+        fallbackCause = fabricFailure;
+        try {
+            return connectDelegate(routeToDelegate(), isa, nanos);
+        } catch (IOException e) {
+            e.addSuppressed(fabricFailure);
+            throw e;
+        }
     }
 
     private ConnectionOptions connectionOptions() {
@@ -446,6 +547,10 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             try {
                 done = d.finishConnect();
             } catch (IOException e) {
+                IOException fabricFailure = fallbackCause;
+                if (fabricFailure != null) {
+                    e.addSuppressed(fabricFailure);
+                }
                 throw afterDelegateFailure(d, e);
             }
             if (done) {
@@ -481,23 +586,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         if (!isBlocking()) {
             throw new IllegalBlockingModeException();
         }
-        SocketChannel d = delegate;
-        if (d == null && route == ROUTE_NONE && !rdma.config().router().forConnect(isa).usesFabric()) {
-            d = routeToDelegate();
-        }
-        if (d != null) {
-            try {
-                d.socket().connect(isa, (int) Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
-            } catch (IOException e) {
-                throw afterDelegateFailure(d, e);
-            }
-            countConnected(false);
-            return;
-        }
         readLock.lock();
         try {
             writeLock.lock();
             try {
+                SocketChannel d;
                 synchronized (stateLock) {
                     ensureOpen();
                     if (state == ST_CONNECTED) {
@@ -506,31 +599,17 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                     if (state == ST_PENDING) {
                         throw new ConnectionPendingException();
                     }
+                    d = delegate;
                 }
-                Connection c;
-                try {
-                    c = rdma.config().engines().engineFor(isa, false).connect(isa, connectionOptions());
-                } catch (IOException | RuntimeException e) {
-                    closeQuietly();
-                    throw e;
-                }
-                synchronized (stateLock) {
-                    if (!isOpen()) {
-                        c.close();
-                        throw new ClosedChannelException();
+                if (d == null) {
+                    Route r = rdma.config().router().forConnect(isa);
+                    if (r.usesFabric()) {
+                        beginFabricConnect(isa, r.action() == Action.BOTH, timeoutNanos);
+                        return;
                     }
-                    connection = c;
-                    remoteAddress = isa;
-                    state = ST_PENDING;
-                    route = ROUTE_FABRIC;
+                    d = routeToDelegate();
                 }
-                publishRoute();
-                try {
-                    awaitFabricConnect(c, timeoutNanos);
-                } catch (SocketTimeoutException e) {
-                    closeQuietly();
-                    throw e;
-                }
+                connectDelegate(d, isa, timeoutNanos);
             } finally {
                 writeLock.unlock();
             }

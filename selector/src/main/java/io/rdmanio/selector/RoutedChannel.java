@@ -9,7 +9,9 @@ import java.nio.channels.SelectableChannel;
  * and is routed once, to a JDK channel ({@link #ROUTE_DELEGATE}) or to a fabric endpoint ({@link #ROUTE_FABRIC});
  * its keys follow it there at their selector's next select.
  *
- * <p>{@link #route()} may be read from any thread; the route only ever moves away from {@link #ROUTE_NONE}.
+ * <p>{@link #route()} may be read from any thread. The route moves away from {@link #ROUTE_NONE} once, except for
+ * a client under a {@code both} rule whose fabric fails to connect: it goes back to {@link #ROUTE_NONE} and then to
+ * {@link #ROUTE_DELEGATE}, once.
  */
 interface RoutedChannel {
 
