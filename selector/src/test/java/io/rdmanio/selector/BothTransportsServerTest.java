@@ -11,7 +11,6 @@ import io.rdmanio.selector.config.Action;
 import io.rdmanio.selector.config.RdmanioConfig;
 import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.Router;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
