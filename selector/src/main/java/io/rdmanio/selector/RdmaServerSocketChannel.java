@@ -37,16 +37,20 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A server socket channel routed at bind by the router's bind rules: to a JDK {@link ServerSocketChannel}, to
  * an engine {@link Listener} whose accepted connections become fabric {@link RdmaSocketChannel}s, or (rule
- * action {@code both}) to the two at once, on the same port.
+ * action {@code both}, or {@code auto} where a fabric can listen) to the two at once, on the same port.
  *
  * <p>Thread-safe as the JDK's channel: one acceptor at a time (accept lock), state under the state lock, never
  * block holding the state lock. Lock order: accept lock, blocking lock, state lock.
  */
 final class RdmaServerSocketChannel extends ServerSocketChannel implements RoutedChannel {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaServerSocketChannel.class);
 
     private final RdmaSelectorProvider rdma;
     private final ReentrantLock acceptLock = new ReentrantLock();
@@ -167,8 +171,8 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                 }
             }
             Route r = rdma.config().router().forBind(isa);
-            if (r.action() == Action.BOTH) {
-                bindBoth(isa, backlog);
+            if (r.action() == Action.BOTH || r.action() == Action.AUTO) {
+                bindBoth(isa, backlog, r.action() == Action.AUTO);
             } else if (r.usesFabric()) {
                 bindFabric(isa, backlog);
             } else {
@@ -217,6 +221,11 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             d.close();
             throw e;
         }
+        adoptDelegate(d);
+    }
+
+    /** Makes the bound JDK channel {@code d} this channel's only transport, in this channel's blocking mode. */
+    private void adoptDelegate(ServerSocketChannel d) throws IOException {
         synchronized (blockingLock()) {
             synchronized (stateLock) {
                 if (!isOpen()) {
@@ -235,7 +244,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
      * space is the shared one). The JDK channel stays non-blocking: accept takes from whichever side has a
      * connection, and a blocking accept waits on both through a private selector.
      */
-    private void bindBoth(InetSocketAddress isa, int backlog) throws IOException {
+    private void bindBoth(InetSocketAddress isa, int backlog, boolean tcpWithoutFabric) throws IOException {
         ServerSocketChannel d = rdma.jdk().openServerSocketChannel();
         Listener l;
         try {
@@ -247,7 +256,17 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             d.bind(isa, backlog);
             d.configureBlocking(false);
             int port = ((InetSocketAddress) d.getLocalAddress()).getPort();
-            l = listen(new InetSocketAddress(isa.getAddress(), port), backlog);
+            try {
+                l = listen(new InetSocketAddress(isa.getAddress(), port), backlog);
+            } catch (IOException e) {
+                if (!tcpWithoutFabric) {
+                    throw e;
+                }
+                // An auto rule where no fabric can listen: the server is on TCP alone.
+                LOG.debug("server on {} stays on TCP: {}", d.getLocalAddress(), e.toString());
+                adoptDelegate(d);
+                return;
+            }
         } catch (IOException | RuntimeException e) {
             d.close();
             throw e;

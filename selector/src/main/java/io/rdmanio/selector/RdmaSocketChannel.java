@@ -357,7 +357,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 if (d == null) {
                     Route r = rdma.config().router().forConnect(isa);
                     if (r.usesFabric()) {
-                        return beginFabricConnect(isa, r.action() == Action.BOTH, nanos);
+                        return beginFabricConnect(isa, tcpAfterFabric(r), nanos);
                     }
                     d = routeToDelegate();
                 }
@@ -390,6 +390,14 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             countConnected(false);
         }
         return done;
+    }
+
+    /**
+     * Whether TCP is tried when the fabric cannot connect: under {@code both}, and under {@code auto}, where a
+     * fabric handshake refused by a peer that does not serve the address over a fabric is the answer to "does it?".
+     */
+    private static boolean tcpAfterFabric(Route r) {
+        return r.action() == Action.BOTH || r.action() == Action.AUTO;
     }
 
     /** Caller holds the read and write locks; {@code nanos} as for {@link #connectDelegate}. */
@@ -604,7 +612,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 if (d == null) {
                     Route r = rdma.config().router().forConnect(isa);
                     if (r.usesFabric()) {
-                        beginFabricConnect(isa, r.action() == Action.BOTH, timeoutNanos);
+                        beginFabricConnect(isa, tcpAfterFabric(r), timeoutNanos);
                         return;
                     }
                     d = routeToDelegate();
