@@ -60,8 +60,8 @@ public class RdmaSelectorProvider extends SelectorProvider {
         }
     }
 
-    // TODO(lead): replace with io.rdmanio.selector.config.ConfigLoader.load() once that class is on main;
-    // until then the system-property provider routes every socket to the JDK's TCP.
+    // TODO: load with io.rdmanio.selector.config.ConfigLoader.load() once that class is on this branch; until
+    // then the provider installed by system property routes every socket to the JDK's TCP.
     private static RdmanioConfig loadConfig() {
         EngineSource noFabric = (peer, listening) -> {
             throw new IOException("no fabric is configured to carry " + peer);
