@@ -1,0 +1,120 @@
+package io.rdmanio.selector.config;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+
+/**
+ * Reads the provider's configuration from system properties:
+ * <ul>
+ *   <li>{@code rdmanio.rules}: the rules file; unset means no rules, so every socket stays on the JDK's TCP;</li>
+ *   <li>{@code rdmanio.fabric}: {@code auto} (the default), {@code disni}, {@code shm} or {@code loopback};</li>
+ *   <li>{@code rdmanio.stats}: a file for the JSON run summary written at JVM exit; unset means none.</li>
+ * </ul>
+ *
+ * <p>Every error is found here, at start, and thrown as a {@link ConfigException} whose message names the
+ * property or the file, the line and the reason, so a misconfigured program stops instead of quietly running on
+ * TCP. Thread-safe.
+ */
+public final class ConfigLoader {
+
+    public static final String RULES = "rdmanio.rules";
+    public static final String FABRIC = "rdmanio.fabric";
+    public static final String STATS = "rdmanio.stats";
+
+    private static final AtomicBoolean STATS_HOOK_REGISTERED = new AtomicBoolean();
+    /** The configuration whose stats file the exit hook writes: the last one loaded with a stats file. */
+    private static volatile RdmanioConfig statsConfig;
+
+    private ConfigLoader() {
+    }
+
+    /**
+     * Loads the configuration from the system properties and, when {@code rdmanio.stats} is set, makes sure the
+     * summary is written at exit (one hook per process, however many providers load).
+     *
+     * @throws ConfigException naming the file, line and reason, or the property and its valid values
+     */
+    public static RdmanioConfig load() {
+        RdmanioConfig config = load(System::getProperty, SystemFabrics.INSTANCE);
+        if (config.statsFile() != null) {
+            writeStatsAtExit(config);
+        }
+        return config;
+    }
+
+    /** As {@link #load()}, from {@code properties}, without an exit hook. */
+    static RdmanioConfig load(Function<String, String> properties, FabricDirectory fabrics) {
+        String fabric = properties.apply(FABRIC);
+        if (fabric == null) {
+            fabric = FabricChoice.AUTO;
+        }
+        if (!FabricChoice.NAMES.contains(fabric)) {
+            throw new ConfigException("-D" + FABRIC + "=" + fabric + " is not a fabric: expected one of "
+                    + String.join(", ", FabricChoice.NAMES));
+        }
+        Router router = Rules.NONE;
+        String rules = properties.apply(RULES);
+        if (rules != null) {
+            router = Rules.load(path(RULES, rules));
+        }
+        Path stats = null;
+        String statsName = properties.apply(STATS);
+        if (statsName != null) {
+            stats = path(STATS, statsName);
+            ensureWritableDirectory(stats);
+        }
+        return new RdmanioConfig(router, new FabricChoice(fabric, fabrics), fabric, stats);
+    }
+
+    private static Path path(String property, String value) {
+        if (value.isBlank()) {
+            throw new ConfigException("-D" + property + " is empty: expected a file name");
+        }
+        try {
+            return Path.of(value);
+        } catch (InvalidPathException e) {
+            throw new ConfigException("-D" + property + "=" + value + " is not a file name: " + e.getReason());
+        }
+    }
+
+    /** Fails now rather than at exit, when nobody is left to see the error. */
+    private static void ensureWritableDirectory(Path stats) {
+        Path directory = stats.toAbsolutePath().getParent();
+        if (Files.isDirectory(stats)) {
+            throw new ConfigException("stats file " + stats + " (" + STATS + ") is a directory");
+        }
+        if (!Files.isDirectory(directory)) {
+            throw new ConfigException("stats file " + stats + " (" + STATS + "): directory " + directory
+                    + " does not exist");
+        }
+        if (!Files.isWritable(directory)) {
+            throw new ConfigException("stats file " + stats + " (" + STATS + "): directory " + directory
+                    + " is not writable");
+        }
+    }
+
+    private static void writeStatsAtExit(RdmanioConfig config) {
+        statsConfig = config;
+        if (STATS_HOOK_REGISTERED.compareAndSet(false, true)) {
+            Runtime.getRuntime().addShutdownHook(new Thread(ConfigLoader::writeStats, "rdmanio-stats"));
+        }
+    }
+
+    private static void writeStats() {
+        RdmanioConfig config = statsConfig;
+        String rules = config.router() instanceof Rules ? ((Rules) config.router()).file() : null;
+        if (config.router() == Rules.NONE) {
+            rules = null;
+        }
+        try {
+            StatsFile.write(config.statsFile(), config.fabric(), rules);
+        } catch (IOException | RuntimeException e) {
+            // At exit there is no caller left to throw to; stderr is where the user looks.
+            System.err.println("rdmanio: cannot write the stats file " + config.statsFile() + ": " + e);
+        }
+    }
+}
