@@ -23,8 +23,10 @@ class BadConfigurationTest {
 
     private static void assertFailsSaying(FreshJvm.Outcome outcome, String expected) {
         assertNotEquals(0, outcome.exitCode(), outcome::describe);
-        assertTrue(outcome.stderr().contains(expected), () -> "stderr should contain: " + expected + "\n"
-                + outcome.describe());
+        // The provider's own line, before the JDK's ServiceConfigurationError and its stack trace.
+        assertTrue(outcome.stderr().startsWith("rdmanio: " + expected + "\n")
+                || outcome.stderr().contains("\nrdmanio: " + expected + "\n"),
+                () -> "stderr should have the line: rdmanio: " + expected + "\n" + outcome.describe());
         assertTrue(!outcome.stdout().contains("all echoes intact"), outcome::describe);
     }
 

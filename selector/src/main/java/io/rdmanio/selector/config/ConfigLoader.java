@@ -36,10 +36,19 @@ public final class ConfigLoader {
      * Loads the configuration from the system properties and, when {@code rdmanio.stats} is set, makes sure the
      * summary is written at exit (one hook per process, however many providers load).
      *
-     * @throws ConfigException naming the file, line and reason, or the property and its valid values
+     * @throws ConfigException naming the file, line and reason, or the property and its valid values; the message
+     *         is also printed on stderr, prefixed with {@code rdmanio: }
      */
     public static RdmanioConfig load() {
-        RdmanioConfig config = load(System::getProperty, SystemFabrics.INSTANCE);
+        RdmanioConfig config;
+        try {
+            config = load(System::getProperty, SystemFabrics.INSTANCE);
+        } catch (ConfigException e) {
+            // The JDK wraps a provider's failure in a ServiceConfigurationError without a message, so the cause
+            // would be deep in a stack trace; one plain line on stderr says what to fix.
+            System.err.println("rdmanio: " + e.getMessage());
+            throw e;
+        }
         if (config.statsFile() != null) {
             writeStatsAtExit(config);
         }
