@@ -22,6 +22,15 @@ public interface Fabric extends AutoCloseable {
      */
     MemoryRegion register(ByteBuffer buffer, int access) throws IOException;
 
+    /**
+     * Allocates memory of the fabric's choosing and registers it; the engine takes all its buffer memory this way.
+     * A fabric whose peers reach registered memory directly (shm: another process maps it) backs it with memory
+     * it can share; others allocate a direct buffer and {@link #register} it. Never called on the data path.
+     */
+    default MemoryRegion allocate(int length, int access) throws IOException {
+        return register(ByteBuffer.allocateDirect(length), access);
+    }
+
     /** Creates a completion queue with room for {@code entries} completions; overflowing it is a fatal error. */
     CompletionQueue createCompletionQueue(int entries) throws IOException;
 

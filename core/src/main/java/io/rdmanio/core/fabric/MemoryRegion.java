@@ -10,7 +10,7 @@ public interface MemoryRegion extends AutoCloseable {
 
     /** The local fabric may write into the region (receives land here). */
     int LOCAL_WRITE = 1;
-    /** A peer may RDMA-write into the region. */
+    /** A peer may RDMA-write into the region; as in verbs, this requires {@link #LOCAL_WRITE} too. */
     int REMOTE_WRITE = 2;
     /** A peer may RDMA-read from the region. */
     int REMOTE_READ = 4;

@@ -1,0 +1,164 @@
+package io.rdmanio.core.fabric.loopback;
+
+import static io.rdmanio.core.fabric.Completions.OP_RDMA_WRITE;
+import static io.rdmanio.core.fabric.Completions.OP_RECV;
+import static io.rdmanio.core.fabric.Completions.OP_RECV_RDMA_WITH_IMM;
+import static io.rdmanio.core.fabric.Completions.OP_SEND;
+import static io.rdmanio.core.fabric.Completions.RNR_RETRY_EXC_ERR;
+import static io.rdmanio.core.fabric.Completions.SUCCESS;
+import static io.rdmanio.core.fabric.Completions.WR_FLUSH_ERR;
+import static io.rdmanio.core.fabric.QueuePair.INLINE;
+import static io.rdmanio.core.fabric.QueuePair.SIGNALED;
+import static io.rdmanio.core.fabric.loopback.Link.expect;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmanio.core.fabric.CmEvent;
+import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.fabric.MemoryRegion;
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class LoopbackDataPathTest {
+
+    @Test
+    void sendLandsByteExactInTheOldestReceive() throws IOException {
+        try (Link link = Link.connected()) {
+            link.fill(link.clientMr, 100, 700, 7);
+            link.clientQp.postSend(42, link.clientMr, 100, 700, SIGNALED);
+            link.expectOne(link.serverRecvCq, SUCCESS, OP_RECV);
+            assertEquals(1000, link.out.wrId[0], "the oldest receive is consumed first");
+            assertEquals(700, link.out.byteLen[0]);
+            assertEquals(link.serverQp.qpNum(), link.out.qpNum[0]);
+            assertFalse(link.out.hasImm[0]);
+            link.assertFilled(link.serverMr, 0, 700, 7);
+            link.expectOne(link.clientSendCq, SUCCESS, OP_SEND);
+            assertEquals(42, link.out.wrId[0]);
+            assertEquals(link.clientQp.qpNum(), link.out.qpNum[0]);
+            assertEquals(0, link.poll(link.clientRecvCq), "completions go only to the queue pair's own queues");
+            assertEquals(0, link.poll(link.serverSendCq));
+        }
+    }
+
+    @Test
+    void inlineSendCopiesAtPostTime() throws IOException {
+        try (Link link = Link.connected()) {
+            link.fill(link.clientMr, 0, 64, 3);
+            link.clientQp.postSend(1, link.clientMr, 0, 64, SIGNALED | INLINE);
+            link.fill(link.clientMr, 0, 64, 99);
+            link.expectOne(link.serverRecvCq, SUCCESS, OP_RECV);
+            link.assertFilled(link.serverMr, 0, 64, 3);
+            FabricException e = assertThrows(FabricException.class,
+                () -> link.clientQp.postSend(2, link.clientMr, 0, 65, SIGNALED | INLINE));
+            assertTrue(e.getMessage().contains("maxInlineData"), e.getMessage());
+        }
+    }
+
+    @Test
+    void reusingASendBufferBeforeItsCompletionIsCaught() throws IOException {
+        try (Link link = Link.connected()) {
+            link.fill(link.clientMr, 0, 512, 1);
+            link.clientQp.postSend(1, link.clientMr, 0, 512, SIGNALED);
+            // A buggy engine refills the buffer before the completion: the peer sees the new bytes.
+            link.fill(link.clientMr, 0, 512, 2);
+            link.expectOne(link.clientSendCq, SUCCESS, OP_SEND);
+            link.expectOne(link.serverRecvCq, SUCCESS, OP_RECV);
+            link.assertFilled(link.serverMr, 0, 512, 2);
+        }
+    }
+
+    @Test
+    void writeWithImmediateLandsAtTheRemoteAddressAndConsumesAReceive() throws IOException {
+        try (Link link = Link.connected()) {
+            link.fill(link.clientMr, 10, 3000, 5);
+            long remote = link.serverMr.address() + 40000;
+            link.clientQp.postWriteWithImm(9, link.clientMr, 10, 3000, remote, link.serverMr.rkey(), 0xCAFE, SIGNALED);
+            link.expectOne(link.serverRecvCq, SUCCESS, OP_RECV_RDMA_WITH_IMM);
+            assertEquals(1000, link.out.wrId[0]);
+            assertTrue(link.out.hasImm[0]);
+            assertEquals(0xCAFE, link.out.imm[0]);
+            assertEquals(3000, link.out.byteLen[0]);
+            link.assertFilled(link.serverMr, 40000, 3000, 5);
+            link.expectOne(link.clientSendCq, SUCCESS, OP_RDMA_WRITE);
+            assertEquals(9, link.out.wrId[0]);
+        }
+    }
+
+    @Test
+    void sendWithoutPostedReceiveIsReceiverNotReadyAndEndsTheConnection() throws IOException {
+        try (Link link = Link.connected(new Link.Options().serverReceives(1, 1024))) {
+            link.clientQp.postSend(1, link.clientMr, 0, 10, 0);
+            link.clientQp.postSend(2, link.clientMr, 0, 10, SIGNALED);
+            link.clientQp.postSend(3, link.clientMr, 0, 10, SIGNALED);
+            assertEquals(2, link.poll(link.clientSendCq), "the unsignaled success is silent");
+            assertEquals(2, link.out.wrId[0]);
+            assertEquals(RNR_RETRY_EXC_ERR, link.out.status[0]);
+            assertEquals(3, link.out.wrId[1]);
+            assertEquals(WR_FLUSH_ERR, link.out.status[1]);
+            assertEquals(1, link.clientFabric.receiverNotReadyCount());
+            assertEquals(1, link.serverFabric.receiverNotReadyCount());
+            assertTrue(link.clientQp.isError());
+            assertTrue(link.serverQp.isError());
+            CmEvent event = expect(link.clientEvents, CmEvent.Type.DISCONNECTED);
+            assertTrue(event.reason().contains("receiver not ready"), event.reason());
+            expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
+            assertEquals(1, link.poll(link.serverRecvCq), "the one receive was used");
+            assertEquals(SUCCESS, link.out.status[0]);
+            assertThrows(FabricException.class, () -> link.clientQp.postSend(4, link.clientMr, 0, 1, SIGNALED));
+            assertThrows(FabricException.class, () -> link.serverQp.postRecv(4, link.serverMr, 0, 1));
+        }
+    }
+
+    @Test
+    void disconnectFlushesEveryOutstandingRequestOfBothSides() throws IOException {
+        try (Link link = Link.connected(new Link.Options().serverReceives(3, 1024))) {
+            link.clientQp.postRecv(77, link.clientMr, 0, 100);
+            link.clientQp.postSend(1, link.clientMr, 0, 10, 0);
+            link.clientQp.postSend(2, link.clientMr, 0, 10, SIGNALED);
+            link.server.disconnect();
+            expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
+            expect(link.clientEvents, CmEvent.Type.DISCONNECTED);
+            assertEquals(2, link.poll(link.clientSendCq));
+            assertEquals(1, link.out.wrId[0]);
+            assertEquals(WR_FLUSH_ERR, link.out.status[0], "unsignaled requests flush too");
+            assertEquals(2, link.out.wrId[1]);
+            assertEquals(WR_FLUSH_ERR, link.out.status[1]);
+            link.expectOne(link.clientRecvCq, WR_FLUSH_ERR, OP_RECV);
+            assertEquals(77, link.out.wrId[0]);
+            assertEquals(3, link.poll(link.serverRecvCq));
+            for (int i = 0; i < 3; i++) {
+                assertEquals(1000 + i, link.out.wrId[i]);
+                assertEquals(WR_FLUSH_ERR, link.out.status[i]);
+            }
+        }
+    }
+
+    @Test
+    void regionsHaveDistinctKeysAndDisjointAddresses() throws IOException {
+        LoopbackFabric fabric = Link.open();
+        try {
+            Set<Integer> keys = new HashSet<>();
+            long last = -1;
+            for (int i = 0; i < 50; i++) {
+                MemoryRegion r = fabric.register(java.nio.ByteBuffer.allocateDirect(100 + i * 1000),
+                    MemoryRegion.LOCAL_WRITE);
+                assertTrue(keys.add(r.lkey()));
+                assertTrue(keys.add(r.rkey()));
+                assertTrue(r.address() > last);
+                last = r.address() + r.length();
+                assertEquals(100 + i * 1000, r.length());
+            }
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> fabric.register(java.nio.ByteBuffer.allocate(10), MemoryRegion.LOCAL_WRITE));
+            assertTrue(e.getMessage().contains("direct"), e.getMessage());
+            assertNotEquals(0, keys.size());
+        } finally {
+            fabric.close();
+        }
+    }
+}
