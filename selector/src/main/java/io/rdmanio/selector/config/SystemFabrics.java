@@ -1,15 +1,14 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.fabric.FabricProvider;
+import io.rdmanio.core.fabric.Fabrics;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.util.ServiceConfigurationError;
-import java.util.ServiceLoader;
 
 /**
- * The fabrics found on the class path through {@link FabricProvider} services, and the engines the engine module
- * shares per fabric. A fabric that appears in a later build (disni, shm) is found without a change here.
+ * The fabrics {@link Fabrics} finds on the class path, and the engines the engine module shares per fabric. A
+ * fabric that appears in a later build (disni, shm) is found without a change here.
  */
 final class SystemFabrics implements FabricDirectory {
 
@@ -20,19 +19,13 @@ final class SystemFabrics implements FabricDirectory {
 
     @Override
     public String unavailableReason(String fabricName) {
-        FabricProvider provider;
         try {
-            provider = findProvider(fabricName);
-        } catch (ServiceConfigurationError e) {
-            return "its provider failed to load: " + e.getMessage();
-        }
-        if (provider == null) {
-            return "the " + fabricName + " fabric is not in this build";
-        }
-        try {
-            return provider.unavailableReason();
-        } catch (RuntimeException | LinkageError e) {
-            return "its availability check failed: " + e;
+            if (!Fabrics.names().contains(fabricName)) {
+                return "the " + fabricName + " fabric is not in this build";
+            }
+            return Fabrics.provider(fabricName).unavailableReason();
+        } catch (IOException | RuntimeException | ServiceConfigurationError e) {
+            return "its availability check failed: " + e.getMessage();
         }
     }
 
@@ -53,14 +46,5 @@ final class SystemFabrics implements FabricDirectory {
             }
             throw new IOException("the " + fabricName + " engine failed to open: " + cause, cause);
         }
-    }
-
-    private static FabricProvider findProvider(String fabricName) {
-        for (FabricProvider provider : ServiceLoader.load(FabricProvider.class, SystemFabrics.class.getClassLoader())) {
-            if (provider.name().equals(fabricName)) {
-                return provider;
-            }
-        }
-        return null;
     }
 }

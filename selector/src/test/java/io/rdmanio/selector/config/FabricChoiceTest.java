@@ -1,6 +1,7 @@
 package io.rdmanio.selector.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -144,7 +145,8 @@ class FabricChoiceTest {
     }
 
     @Test
-    void theBuildsOwnDirectoryNamesMissingFabrics() {
+    void theBuildsOwnDirectoryFindsLoopbackAndNamesMissingFabrics() {
+        assertNull(SystemFabrics.INSTANCE.unavailableReason("loopback"));
         assertEquals("the nosuch fabric is not in this build", SystemFabrics.INSTANCE.unavailableReason("nosuch"));
     }
 }
