@@ -1,0 +1,158 @@
+package io.rdmanio.core.buffer;
+
+import io.rdmanio.core.fabric.Fabric;
+import io.rdmanio.core.fabric.MemoryRegion;
+import io.rdmanio.core.protocol.FrameDescriptor;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+/**
+ * Registered memory carved into equal slots: receive rings and send staging of every connection of an engine.
+ *
+ * <p>Memory is registered in chunks of {@link #slotsPerChunk()} slots, once, when the free list runs dry (never on
+ * the data path: connections allocate their slots when they are set up and free them when they are torn down).
+ * A slot is named by an int id: {@code chunk * slotsPerChunk + index}.
+ *
+ * <p>Thread-safe: allocation and freeing are synchronized (connection setup and teardown only); the lookups
+ * {@link #region}, {@link #buffer} and {@link #offset} are lock-free and may be used on the data path.
+ */
+public final class SlotPool implements AutoCloseable {
+
+    private final Fabric fabric;
+    private final int slotSize;
+    private final int slotsPerChunk;
+    private final int chunkShift;
+
+    // ---- written under this; the arrays are replaced (never mutated in place past their published length)
+    private volatile MemoryRegion[] regions = new MemoryRegion[0];
+    private volatile ByteBuffer[] buffers = new ByteBuffer[0];
+    private int[] free = new int[0];
+    private int freeCount;
+    private int inUse;
+    private boolean closed;
+
+    /**
+     * @param slotSize    bytes per slot (a valid frame slot size: power of two, at least 256)
+     * @param chunkBytes  bytes registered at a time; rounded to a power-of-two number of slots, at least 16
+     */
+    public SlotPool(Fabric fabric, int slotSize, int chunkBytes) {
+        this.fabric = fabric;
+        this.slotSize = FrameDescriptor.ensureSlotSize(slotSize);
+        int slots = Math.max(16, Integer.highestOneBit(Math.max(1, chunkBytes / slotSize)));
+        // A chunk is one direct buffer, so it must stay below 2 GiB.
+        while ((long) slots * slotSize > (1L << 30)) {
+            slots >>= 1;
+        }
+        this.slotsPerChunk = slots;
+        this.chunkShift = Integer.numberOfTrailingZeros(slots);
+    }
+
+    public int slotSize() {
+        return slotSize;
+    }
+
+    public int slotsPerChunk() {
+        return slotsPerChunk;
+    }
+
+    /**
+     * Fills {@code out[0..n)} with free slot ids, registering chunks as needed.
+     *
+     * @throws IOException if registration fails or the pool is closed; nothing is allocated then
+     */
+    public synchronized void allocate(int[] out, int n) throws IOException {
+        if (closed) {
+            throw new IOException("buffer pool closed");
+        }
+        while (freeCount < n) {
+            addChunk();
+        }
+        for (int i = 0; i < n; i++) {
+            out[i] = free[--freeCount];
+        }
+        inUse += n;
+    }
+
+    /** Returns {@code n} slots; their memory may be handed out again at once. */
+    public synchronized void free(int[] ids, int n) {
+        for (int i = 0; i < n; i++) {
+            free(ids[i]);
+        }
+    }
+
+    public synchronized void free(int id) {
+        if (id < 0 || (id >>> chunkShift) >= regions.length) {
+            throw new IllegalArgumentException("not a slot of this pool: " + id);
+        }
+        if (freeCount == free.length) {
+            free = Arrays.copyOf(free, Math.max(16, free.length * 2));
+        }
+        free[freeCount++] = id;
+        inUse--;
+    }
+
+    private void addChunk() throws IOException {
+        int chunk = regions.length;
+        // The fabric chooses the memory: a shared-memory peer can only reach memory the fabric mapped.
+        MemoryRegion region = fabric.allocate(slotsPerChunk * slotSize, MemoryRegion.LOCAL_WRITE);
+        ByteBuffer view = region.buffer().order(FrameDescriptor.BYTE_ORDER);
+        MemoryRegion[] r = Arrays.copyOf(regions, chunk + 1);
+        ByteBuffer[] b = Arrays.copyOf(buffers, chunk + 1);
+        r[chunk] = region;
+        b[chunk] = view;
+        buffers = b;
+        regions = r;
+        if (free.length < freeCount + slotsPerChunk) {
+            free = Arrays.copyOf(free, freeCount + slotsPerChunk);
+        }
+        // Pushed in reverse so that allocation hands out ascending ids.
+        for (int i = slotsPerChunk - 1; i >= 0; i--) {
+            free[freeCount++] = (chunk << chunkShift) | i;
+        }
+    }
+
+    /** The registered region holding slot {@code id}. */
+    public MemoryRegion region(int id) {
+        return regions[id >>> chunkShift];
+    }
+
+    /**
+     * The chunk buffer holding slot {@code id} (little-endian, shared: use absolute access at {@link #offset}
+     * only).
+     */
+    public ByteBuffer buffer(int id) {
+        return buffers[id >>> chunkShift];
+    }
+
+    /** The byte offset of slot {@code id} in its region and buffer. */
+    public int offset(int id) {
+        return (id & (slotsPerChunk - 1)) * slotSize;
+    }
+
+    /** Slots handed out and not yet freed. */
+    public synchronized int slotsInUse() {
+        return inUse;
+    }
+
+    public synchronized int freeSlots() {
+        return freeCount;
+    }
+
+    /** Bytes registered with the fabric. */
+    public synchronized long registeredBytes() {
+        return (long) regions.length * slotsPerChunk * slotSize;
+    }
+
+    /** Deregisters every chunk. Slots still in use must no longer be named by posted work. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (MemoryRegion r : regions) {
+            r.close();
+        }
+    }
+}

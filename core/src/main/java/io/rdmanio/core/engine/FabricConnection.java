@@ -1,0 +1,1107 @@
+package io.rdmanio.core.engine;
+
+import static io.rdmanio.core.protocol.FrameDescriptor.HEADER_LENGTH;
+import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_CREDIT;
+import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_DATA;
+import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_FIN;
+import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_HELLO;
+
+import io.netty.buffer.ByteBuf;
+import io.rdmanio.core.buffer.LentByteBuf;
+import io.rdmanio.core.buffer.SlotPool;
+import io.rdmanio.core.fabric.CmEvent;
+import io.rdmanio.core.fabric.CmId;
+import io.rdmanio.core.fabric.CompletionQueue;
+import io.rdmanio.core.fabric.Completions;
+import io.rdmanio.core.fabric.QueuePair;
+import io.rdmanio.core.protocol.CreditWindow;
+import io.rdmanio.core.protocol.FrameDescriptor;
+import io.rdmanio.core.protocol.HandshakeDescriptor;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.ProtocolException;
+import java.nio.ByteBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One connection of a {@link FabricEngine}: a receive ring of {@code D + C + 1} slots, send staging of {@code S}
+ * slots, one slot of small control-frame entries, and the {@link CreditWindow} between them and the peer.
+ *
+ * <p>Thread-safety: every field below the lock banner is guarded by {@link #lock}. The reader, the writer, the
+ * progress thread (completions, events), a closer and threads releasing lent buffers all take it; it is held only
+ * for bounded work (copies of at most the caller's buffers, posts that never block). Lock order: the engine's
+ * progress lock, then this lock, then leaf locks (the engine's waiter list and flush queue, the pool). Readiness
+ * listeners are called after this lock is released.
+ *
+ * <p>Teardown follows verbs order: disconnect, wait until the queue pair has flushed every posted receive and
+ * the DISCONNECTED event arrived, destroy the id (and its queue pair), then return the slots to the pool.
+ */
+final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FabricConnection.class);
+
+    /** Work-request ids: a tag in bits 40..47, a receive slot index or a send sequence number below. */
+    private static final long RECV_TAG = 1L << 40;
+    private static final long SEND_TAG = 2L << 40;
+    private static final long TAG_MASK = 0xffL << 40;
+
+    /** Bytes of one control-frame entry: a header and a handshake, rounded up. */
+    private static final int CONTROL_ENTRY = 64;
+    /** Control-frame entries per connection, at most (they share one slot). */
+    private static final int MAX_CONTROL_ENTRIES = 8;
+
+    private static final byte KIND_DATA = 0;
+    private static final byte KIND_CONTROL = 1;
+
+    static final int CONNECTING = 0;
+    static final int HANDSHAKE = 1;
+    static final int OPEN = 2;
+    static final int CLOSED = 3;
+
+    private final FabricEngine engine;
+    private final SlotPool pool;
+    private final boolean client;
+    private final CmId id;
+    private final FabricListener listener;
+    private final InetSocketAddress remote;
+    private final int slotSize;
+    private final int payloadCapacity;
+    private final int dataSlots;
+    private final int controlSlots;
+    private final int recvCount;
+    private final int stagingCount;
+    private final int controlEntries;
+    private final int sendDepth;
+    private final int signalInterval;
+    private final int[] recvIds;
+    private final int[] stagingIds;
+    /** The slot holding this connection's control-frame entries; set by {@link #setUp}. */
+    private int controlSlotId;
+    private final long incarnation;
+    /** Copied on write under {@link #listenersLock} (setup only), read without a lock and without allocating. */
+    private volatile ReadinessListener[] readinessListeners = ReadinessListeners.NONE;
+    private final Object listenersLock = new Object();
+    /** The client's handshake, kept to name both sides' values if the server rejects it. */
+    private ByteBuffer request;
+    private QueuePair qp;
+    private int qpNum = -1;
+    private CompletionQueue cq;
+    private int cqEntries;
+
+    /** Guarded by the engine's flush queue. */
+    boolean queuedForFlush;
+
+    // ---- guarded by lock
+    private final Object lock = new Object();
+    private int state = CONNECTING;
+    private boolean slotsAllocated;
+    private IOException failure;
+    private CreditWindow credit;
+    private boolean connectedOnce;
+    private boolean connectFinished;
+    private boolean disconnectCalled;
+    private boolean disconnectSeen;
+    private boolean userClosed;
+    private boolean tornDown;
+    private boolean helloReceived;
+    private boolean finReceived;
+    private boolean finPending;
+    private boolean finPosted;
+    private boolean finCompleted;
+    private boolean outputShutdown;
+    private boolean inputShutdown;
+    private boolean writeBlocked;
+    /** Counted in the engine's lingering connections (closed or failed, not yet torn down). */
+    private boolean lingering;
+    private int lastReady;
+    /** Bytes or FIN arrived since readiness was last reported. */
+    private boolean readEvent;
+    // receive ring
+    private int postedRecvs;
+    private final int[] recvLen;
+    private final int[] readQueue;
+    private long readHead;
+    private long readTail;
+    private int headOffset;
+    private long available;
+    private final boolean[] lentOut;
+    private LentByteBuf[] lent;
+    // send staging: slots [freeSeq, postSeq) are posted, [postSeq, fillSeq) are filled and waiting for credit
+    private final int[] stagingLen;
+    private long fillSeq;
+    private long postSeq;
+    private long freeSeq;
+    private long controlPostSeq;
+    private long controlFreeSeq;
+    // send queue: [sendCompleted, sendPosted) are outstanding
+    private final byte[] sendKind;
+    private long sendPosted;
+    private long sendCompleted;
+    private int unsignalledRun;
+    private long finSeq = -1;
+
+    private FabricConnection(FabricEngine engine, CmId id, boolean client, FabricListener listener,
+                             InetSocketAddress remote, ConnectionOptions options) {
+        this.engine = engine;
+        this.pool = engine.pool;
+        this.id = id;
+        this.client = client;
+        this.listener = listener;
+        this.remote = remote;
+        EngineConfig config = engine.config;
+        this.slotSize = config.slotSize();
+        this.payloadCapacity = FrameDescriptor.payloadCapacity(slotSize);
+        this.dataSlots = slots(options.receiveBufferSize(), config.ringDepth());
+        this.controlSlots = config.controlSlots();
+        this.recvCount = CreditWindow.postedReceives(dataSlots, controlSlots);
+        this.stagingCount = slots(options.sendBufferSize(), config.ringDepth());
+        this.controlEntries = Math.min(MAX_CONTROL_ENTRIES, slotSize / CONTROL_ENTRY);
+        this.sendDepth = stagingCount + controlEntries;
+        this.signalInterval = Math.max(1, sendDepth / 4);
+        this.recvIds = new int[recvCount];
+        this.stagingIds = new int[stagingCount];
+        this.recvLen = new int[recvCount];
+        this.readQueue = new int[recvCount];
+        this.lentOut = new boolean[recvCount];
+        this.stagingLen = new int[stagingCount];
+        this.sendKind = new byte[sendDepth];
+        this.incarnation = engine.nextIncarnation();
+    }
+
+    private int slots(int bytes, int defaultSlots) {
+        if (bytes <= 0) {
+            return defaultSlots;
+        }
+        return Math.max(1, Math.min(HandshakeDescriptor.MAX_SLOTS, bytes / slotSize));
+    }
+
+    /** Starts an active connect. */
+    static FabricConnection connect(FabricEngine engine, InetSocketAddress remote, ConnectionOptions options)
+        throws IOException {
+        CmId id = engine.fabric.createId(engine.events());
+        FabricConnection c = new FabricConnection(engine, id, true, null, remote, options);
+        try {
+            c.setUp();
+            engine.register(id, c);
+            c.request = HandshakeDescriptor.allocate(HandshakeDescriptor.VERSION, HandshakeDescriptor.REASON_NONE,
+                c.slotSize, c.dataSlots, c.controlSlots, c.incarnation);
+            id.connect(remote, c.request.duplicate());
+        } catch (IOException | RuntimeException e) {
+            c.destroy();
+            throw e;
+        }
+        return c;
+    }
+
+    /** Accepts a connect request whose handshake was checked; the id is owned by the connection from here on. */
+    static FabricConnection accept(FabricEngine engine, FabricListener listener, CmEvent request,
+                                   ConnectionOptions options, int peerDataSlots, int peerControlSlots)
+        throws IOException {
+        CmId id = request.id();
+        FabricConnection c = new FabricConnection(engine, id, false, listener, id.remoteAddress(), options);
+        try {
+            c.setUp();
+            synchronized (c.lock) {
+                c.credit = new CreditWindow(c.dataSlots, c.controlSlots, peerDataSlots, peerControlSlots);
+                c.connectedOnce = true;
+            }
+            engine.register(id, c);
+            // The server's parameters travel in its HELLO: some fabrics carry no private data on accept.
+            id.accept(ByteBuffer.allocate(0));
+        } catch (IOException | RuntimeException e) {
+            c.destroy();
+            throw e;
+        }
+        return c;
+    }
+
+    private void setUp() throws IOException {
+        int[] ids = new int[recvCount + stagingCount + 1];
+        pool.allocate(ids, ids.length);
+        System.arraycopy(ids, 0, recvIds, 0, recvCount);
+        System.arraycopy(ids, recvCount, stagingIds, 0, stagingCount);
+        controlSlotId = ids[ids.length - 1];
+        synchronized (lock) {
+            slotsAllocated = true;
+        }
+        cqEntries = sendDepth + recvCount;
+        cq = engine.reserveCq(cqEntries);
+        qp = id.createQueuePair(new QueuePair.Config(cq, cq, sendDepth, recvCount, 0));
+        qpNum = qp.qpNum();
+        engine.registerQp(qpNum, this);
+        synchronized (lock) {
+            for (int i = 0; i < recvCount; i++) {
+                postRecvLocked(i);
+            }
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Completions and events (progress thread, under the engine's progress lock).
+
+    void onCompletion(long wrId, int status, int byteLen) {
+        boolean fire;
+        synchronized (lock) {
+            if (tornDown) {
+                return;
+            }
+            if ((wrId & TAG_MASK) == RECV_TAG) {
+                onReceiveLocked((int) (wrId & 0xffffffffL), status, byteLen);
+            } else {
+                onSendLocked(wrId & 0xffffffffL, status);
+            }
+            flushLocked();
+            tryTeardownLocked();
+            fire = updateReadinessLocked();
+        }
+        if (fire) {
+            fireReadiness();
+        }
+    }
+
+    private void onReceiveLocked(int i, int status, int byteLen) {
+        postedRecvs--;
+        if (status != Completions.SUCCESS) {
+            if (status == Completions.WR_FLUSH_ERR) {
+                return;
+            }
+            if (status == Completions.RNR_RETRY_EXC_ERR) {
+                engine.receiverNotReady.incrementAndGet();
+            }
+            if (status == Completions.LOC_LEN_ERR) {
+                failLocked(new ProtocolException("protocol error from " + remote + ": frame larger than the "
+                    + slotSize + "-byte receive slot (" + Completions.statusName(status) + ")"), true);
+            } else {
+                failLocked(new IOException("receive failed on the connection with " + remote + ": "
+                    + Completions.statusName(status)), false);
+            }
+            return;
+        }
+        if (failure != null) {
+            return;
+        }
+        int slot = recvIds[i];
+        ByteBuffer buf = pool.buffer(slot);
+        int off = pool.offset(slot);
+        String error = FrameDescriptor.checkHeader(buf, off, byteLen, slotSize);
+        if (error != null) {
+            protocolErrorLocked(error);
+            return;
+        }
+        int type = FrameDescriptor.type(buf, off);
+        if (type == TYPE_HELLO) {
+            if (!client) {
+                protocolErrorLocked("HELLO sent to the accepting side");
+                return;
+            }
+            if (helloReceived) {
+                protocolErrorLocked("second HELLO");
+                return;
+            }
+            if (!acceptHelloLocked(buf, off + HEADER_LENGTH)) {
+                return;
+            }
+        } else if (credit == null) {
+            protocolErrorLocked(FrameDescriptor.typeName(type) + " frame before HELLO");
+            return;
+        } else if (finReceived && (type == TYPE_DATA || type == TYPE_FIN)) {
+            protocolErrorLocked(FrameDescriptor.typeName(type) + " frame after FIN");
+            return;
+        }
+        error = credit.onReceive(type, FrameDescriptor.dataCredit(buf, off), FrameDescriptor.controlCredit(buf, off));
+        if (error != null) {
+            protocolErrorLocked(error);
+            return;
+        }
+        switch (type) {
+            case TYPE_DATA: {
+                int length = byteLen - HEADER_LENGTH;
+                engine.bytesReceived.addAndGet(length);
+                if (length == 0 || inputShutdown || userClosed) {
+                    repostDataLocked(i);
+                } else {
+                    recvLen[i] = length;
+                    readQueue[(int) (readTail++ % recvCount)] = i;
+                    available += length;
+                    // Readable again even if READ never cleared: a selector that left bytes unread hears of more.
+                    readEvent = true;
+                }
+                break;
+            }
+            case TYPE_FIN:
+                finReceived = true;
+                readEvent = true;
+                postRecvLocked(i);
+                break;
+            case TYPE_HELLO:
+                helloReceived = true;
+                state = OPEN;
+                engine.connectionsOpened.incrementAndGet();
+                postRecvLocked(i);
+                break;
+            default:
+                postRecvLocked(i);
+                break;
+        }
+    }
+
+    /** Checks the server's HELLO and sets up the credit window from it. */
+    private boolean acceptHelloLocked(ByteBuffer buf, int off) {
+        int reason = HandshakeDescriptor.check(buf, off, HandshakeDescriptor.LENGTH, slotSize);
+        if (reason != HandshakeDescriptor.REASON_NONE) {
+            engine.protocolErrors.incrementAndGet();
+            failLocked(new ConnectException("rdmanio handshake with " + remote + " failed: the server's HELLO has "
+                + HandshakeDescriptor.describe(reason, buf, off, HandshakeDescriptor.LENGTH, slotSize)), false);
+            return false;
+        }
+        credit = new CreditWindow(dataSlots, controlSlots, HandshakeDescriptor.dataSlots(buf, off),
+            HandshakeDescriptor.controlSlots(buf, off));
+        connectedOnce = true;
+        return true;
+    }
+
+    private void onSendLocked(long low, int status) {
+        long seq = sendCompleted + ((low - sendCompleted) & 0xffffffffL);
+        if (seq >= sendPosted) {
+            LOG.warn("completion for send {} of {} which posted only {}", seq, this, sendPosted);
+            return;
+        }
+        // A signalled completion vouches for every earlier, unsignalled send.
+        while (sendCompleted <= seq) {
+            if (sendKind[(int) (sendCompleted % sendDepth)] == KIND_DATA) {
+                freeSeq++;
+            } else {
+                controlFreeSeq++;
+            }
+            sendCompleted++;
+        }
+        if (status != Completions.SUCCESS) {
+            if (status == Completions.WR_FLUSH_ERR) {
+                return;
+            }
+            if (status == Completions.RNR_RETRY_EXC_ERR) {
+                engine.receiverNotReady.incrementAndGet();
+            }
+            failLocked(new IOException("send failed on the connection with " + remote + ": "
+                + Completions.statusName(status)), false);
+            return;
+        }
+        if (finSeq >= 0 && seq >= finSeq) {
+            finCompleted = true;
+            if (userClosed) {
+                disconnectLocked();
+            }
+        }
+    }
+
+    void onEvent(CmEvent e) {
+        boolean fire;
+        boolean enqueue = false;
+        synchronized (lock) {
+            if (tornDown) {
+                return;
+            }
+            switch (e.type()) {
+                case ESTABLISHED:
+                    connectedOnce = true;
+                    if (client) {
+                        if (state == CONNECTING) {
+                            state = HANDSHAKE;
+                        }
+                    } else if (state == CONNECTING && failure == null) {
+                        state = OPEN;
+                        engine.connectionsOpened.incrementAndGet();
+                        postControlLocked(TYPE_HELLO);
+                        enqueue = !userClosed;
+                    }
+                    break;
+                case REJECTED: {
+                    ByteBuffer pd = e.privateData();
+                    String msg = pd == null || !pd.hasRemaining()
+                        ? "Connection refused: " + (e.reason() == null ? remote : e.reason())
+                        : HandshakeDescriptor.describeRejection(remote, pd.duplicate().order(
+                            FrameDescriptor.BYTE_ORDER), request);
+                    failLocked(new ConnectException(msg), false);
+                    break;
+                }
+                case UNREACHABLE:
+                    failLocked(new ConnectException("Connection refused: " + remote + " is unreachable"
+                        + (e.reason() == null ? "" : ": " + e.reason())), false);
+                    break;
+                case DISCONNECTED:
+                    disconnectSeen = true;
+                    if (failure == null && !userClosed) {
+                        if (state != OPEN) {
+                            failLocked(new ConnectException("Connection refused: " + remote
+                                + " closed the connection during the handshake"
+                                + (e.reason() == null ? "" : " (" + e.reason() + ")")), false);
+                        } else if (!finReceived) {
+                            failLocked(new IOException("Connection reset by peer"), false);
+                        }
+                    }
+                    break;
+                default:
+                    break;
+            }
+            tryTeardownLocked();
+            fire = updateReadinessLocked();
+        }
+        if (fire) {
+            fireReadiness();
+        }
+        if (enqueue && listener != null) {
+            listener.enqueue(this);
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Sending.
+
+    /** Deferred work from the engine's flush queue: credit owed after reads, slots returned by loans. */
+    void flush() {
+        boolean fire;
+        synchronized (lock) {
+            flushLocked();
+            fire = updateReadinessLocked();
+        }
+        if (fire) {
+            fireReadiness();
+        }
+    }
+
+    /** Posts what credit allows: staged data, then FIN, then a CREDIT frame if one is due. */
+    private void flushLocked() {
+        if (state != OPEN || failure != null || disconnectCalled || disconnectSeen || tornDown) {
+            return;
+        }
+        while (postSeq < fillSeq && credit.canSendData()) {
+            if (!postDataLocked()) {
+                return;
+            }
+        }
+        if (finPending && !finPosted && postSeq == fillSeq && credit.canSendControl() && controlFree() > 0) {
+            if (!postControlLocked(TYPE_FIN)) {
+                return;
+            }
+        }
+        if (controlFree() > 0 && credit.creditDue(false) != CreditWindow.NONE) {
+            postControlLocked(TYPE_CREDIT);
+        }
+    }
+
+    private int controlFree() {
+        return controlEntries - (int) (controlPostSeq - controlFreeSeq);
+    }
+
+    private int stagingFree() {
+        return stagingCount - (int) (fillSeq - freeSeq);
+    }
+
+    private boolean postDataLocked() {
+        int idx = (int) (postSeq % stagingCount);
+        int slot = stagingIds[idx];
+        ByteBuffer buf = pool.buffer(slot);
+        int off = pool.offset(slot);
+        int length = stagingLen[idx];
+        credit.onSend(TYPE_DATA);
+        FrameDescriptor.writeHeader(buf, off, TYPE_DATA, length, credit.dataGranted(), credit.controlGranted());
+        postSeq++;
+        // The last free staging slot is gone: only a signalled completion can give slots back.
+        boolean signal = stagingFree() == 0;
+        if (!postSendLocked(KIND_DATA, slot, off, HEADER_LENGTH + length, signal)) {
+            return false;
+        }
+        engine.bytesSent.addAndGet(length);
+        engine.framesSent.incrementAndGet();
+        return true;
+    }
+
+    private boolean postControlLocked(int type) {
+        int entry = (int) (controlPostSeq % controlEntries);
+        ByteBuffer buf = pool.buffer(controlSlotId);
+        int off = pool.offset(controlSlotId) + entry * CONTROL_ENTRY;
+        int payload = type == TYPE_HELLO ? HandshakeDescriptor.LENGTH : 0;
+        credit.onSend(type);
+        FrameDescriptor.writeHeader(buf, off, type, payload, credit.dataGranted(), credit.controlGranted());
+        if (type == TYPE_HELLO) {
+            HandshakeDescriptor.write(buf, off + HEADER_LENGTH, HandshakeDescriptor.VERSION,
+                HandshakeDescriptor.REASON_NONE, slotSize, dataSlots, controlSlots, incarnation);
+        }
+        controlPostSeq++;
+        boolean signal = type == TYPE_FIN || controlFree() == 0;
+        if (!postSendLocked(KIND_CONTROL, controlSlotId, off, HEADER_LENGTH + payload, signal)) {
+            return false;
+        }
+        engine.framesSent.incrementAndGet();
+        if (type == TYPE_CREDIT) {
+            engine.creditFramesSent.incrementAndGet();
+        } else if (type == TYPE_FIN) {
+            finPosted = true;
+            finSeq = sendPosted - 1;
+        }
+        return true;
+    }
+
+    private boolean postSendLocked(byte kind, int slot, int off, int length, boolean signal) {
+        long seq = sendPosted;
+        sendKind[(int) (seq % sendDepth)] = kind;
+        int flags = 0;
+        if (signal || ++unsignalledRun >= signalInterval || sendPosted - sendCompleted + 1 >= sendDepth) {
+            flags = QueuePair.SIGNALED;
+            unsignalledRun = 0;
+        }
+        try {
+            qp.postSend(SEND_TAG | (seq & 0xffffffffL), pool.region(slot), off, length, flags);
+        } catch (IOException e) {
+            if (!qp.isError()) {
+                failLocked(new IOException("posting a send to " + remote + " failed: " + e.getMessage(), e), false);
+            }
+            return false;
+        }
+        sendPosted++;
+        return true;
+    }
+
+    private void postRecvLocked(int i) {
+        int slot = recvIds[i];
+        try {
+            qp.postRecv(RECV_TAG | i, pool.region(slot), pool.offset(slot), slotSize);
+            postedRecvs++;
+        } catch (IOException e) {
+            // A queue pair in error is explained by the DISCONNECTED event that follows; that names the cause.
+            if (!disconnectSeen && !disconnectCalled && !qp.isError()) {
+                failLocked(new IOException("posting a receive for " + remote + " failed: " + e.getMessage(), e),
+                    false);
+            }
+        }
+    }
+
+    private void repostDataLocked(int i) {
+        postRecvLocked(i);
+        credit.dataSlotsFreed(1);
+    }
+
+    @Override
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        boolean fire;
+        long total = 0;
+        synchronized (lock) {
+            ensureWritableLocked();
+            outer:
+            for (int k = offset; k < offset + length; k++) {
+                ByteBuffer src = srcs[k];
+                while (src.hasRemaining()) {
+                    int n = stageLocked(src);
+                    if (n == 0) {
+                        break outer;
+                    }
+                    total += n;
+                }
+            }
+            flushLocked();
+            if (total == 0 && hasRemaining(srcs, offset, length)) {
+                writeBlocked = true;
+                engine.creditStalls.incrementAndGet();
+            }
+            fire = updateReadinessLocked();
+        }
+        if (fire) {
+            fireReadiness();
+        }
+        return total;
+    }
+
+    private static boolean hasRemaining(ByteBuffer[] srcs, int offset, int length) {
+        for (int k = offset; k < offset + length; k++) {
+            if (srcs[k].hasRemaining()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void ensureWritableLocked() throws IOException {
+        if (failure != null) {
+            throw failure;
+        }
+        if (userClosed) {
+            throw new IOException("connection closed");
+        }
+        if (state != OPEN) {
+            throw new IOException("not connected");
+        }
+        if (outputShutdown) {
+            throw new IOException("Broken pipe: output was shut down");
+        }
+        if (disconnectSeen) {
+            throw new IOException("Broken pipe: the peer closed the connection");
+        }
+    }
+
+    /** Copies what fits into the current unsent slot or a new one; 0 when staging is full. */
+    private int stageLocked(ByteBuffer src) {
+        int idx;
+        if (fillSeq > postSeq && stagingLen[(int) ((fillSeq - 1) % stagingCount)] < payloadCapacity) {
+            idx = (int) ((fillSeq - 1) % stagingCount);
+        } else if (stagingFree() > 0) {
+            idx = (int) (fillSeq % stagingCount);
+            stagingLen[idx] = 0;
+            fillSeq++;
+        } else {
+            return 0;
+        }
+        int slot = stagingIds[idx];
+        int n = Math.min(src.remaining(), payloadCapacity - stagingLen[idx]);
+        int pos = src.position();
+        pool.buffer(slot).put(pool.offset(slot) + HEADER_LENGTH + stagingLen[idx], src, pos, n);
+        src.position(pos + n);
+        stagingLen[idx] += n;
+        return n;
+    }
+
+    private boolean stagingRoomLocked() {
+        return stagingFree() > 0
+            || (fillSeq > postSeq && stagingLen[(int) ((fillSeq - 1) % stagingCount)] < payloadCapacity);
+    }
+
+    @Override
+    public void shutdownOutput() throws IOException {
+        boolean fire;
+        synchronized (lock) {
+            if (outputShutdown) {
+                return;
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            if (state != OPEN) {
+                throw new IOException("not connected");
+            }
+            outputShutdown = true;
+            finPending = true;
+            flushLocked();
+            fire = updateReadinessLocked();
+        }
+        if (fire) {
+            fireReadiness();
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Receiving.
+
+    @Override
+    public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        long total = 0;
+        boolean creditDue = false;
+        synchronized (lock) {
+            if (failure != null) {
+                throw failure;
+            }
+            if (inputShutdown) {
+                return -1;
+            }
+            if (available == 0) {
+                if (finReceived) {
+                    return -1;
+                }
+                if (state != OPEN && userClosed) {
+                    throw new IOException("connection closed");
+                }
+                return 0;
+            }
+            int freed = 0;
+            outer:
+            for (int k = offset; k < offset + length; k++) {
+                ByteBuffer dst = dsts[k];
+                while (dst.hasRemaining()) {
+                    if (readHead == readTail) {
+                        break outer;
+                    }
+                    int i = readQueue[(int) (readHead % recvCount)];
+                    int slot = recvIds[i];
+                    int n = Math.min(dst.remaining(), recvLen[i] - headOffset);
+                    int pos = dst.position();
+                    dst.put(pos, pool.buffer(slot), pool.offset(slot) + HEADER_LENGTH + headOffset, n);
+                    dst.position(pos + n);
+                    headOffset += n;
+                    total += n;
+                    available -= n;
+                    if (headOffset == recvLen[i]) {
+                        readHead++;
+                        headOffset = 0;
+                        repostDataLocked(i);
+                        freed++;
+                    }
+                }
+            }
+            creditDue = freed > 0 && credit.unadvertisedData() >= credit.creditThreshold();
+            lastReady = readyOpsLocked();
+        }
+        if (creditDue) {
+            // Deferred to progress, so that a write the application makes next can carry the grants instead.
+            engine.requestFlush(this);
+        }
+        return total;
+    }
+
+    @Override
+    public ByteBuf readBuffer() throws IOException {
+        synchronized (lock) {
+            if (failure != null) {
+                throw failure;
+            }
+            if (inputShutdown) {
+                return END_OF_STREAM;
+            }
+            if (readHead == readTail) {
+                return finReceived ? END_OF_STREAM : null;
+            }
+            int i = readQueue[(int) (readHead++ % recvCount)];
+            int from = headOffset;
+            int n = recvLen[i] - from;
+            headOffset = 0;
+            available -= n;
+            if (lent == null) {
+                lent = new LentByteBuf[recvCount];
+            }
+            LentByteBuf b = lent[i];
+            if (b == null) {
+                int slot = recvIds[i];
+                ByteBuffer payload = pool.buffer(slot).duplicate();
+                payload.limit(pool.offset(slot) + slotSize).position(pool.offset(slot) + HEADER_LENGTH);
+                b = new LentByteBuf(this::returned, i, payload.slice());
+                lent[i] = b;
+            }
+            lentOut[i] = true;
+            lastReady = readyOpsLocked();
+            return b.lend(from, n);
+        }
+    }
+
+    /** A loan ended (any thread): repost the slot, or free it if the connection is gone. */
+    private void returned(LentByteBuf b) {
+        boolean creditDue = false;
+        synchronized (lock) {
+            int i = b.slot();
+            lentOut[i] = false;
+            if (tornDown) {
+                pool.free(recvIds[i]);
+                return;
+            }
+            if (failure == null && !disconnectCalled && !disconnectSeen) {
+                repostDataLocked(i);
+                creditDue = credit.unadvertisedData() >= credit.creditThreshold();
+            }
+        }
+        if (creditDue) {
+            engine.requestFlush(this);
+        }
+    }
+
+    @Override
+    public void shutdownInput() throws IOException {
+        synchronized (lock) {
+            if (inputShutdown) {
+                return;
+            }
+            inputShutdown = true;
+            discardQueuedLocked(true);
+        }
+        engine.requestFlush(this);
+    }
+
+    /** Drops unread frames; their slots are reposted when {@code repost} (credit still returns). */
+    private void discardQueuedLocked(boolean repost) {
+        while (readHead != readTail) {
+            int i = readQueue[(int) (readHead++ % recvCount)];
+            if (repost && failure == null && credit != null) {
+                repostDataLocked(i);
+            }
+        }
+        headOffset = 0;
+        available = 0;
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Failure, close and teardown.
+
+    private void protocolErrorLocked(String what) {
+        failLocked(new ProtocolException("protocol error from " + remote + ": " + what), true);
+    }
+
+    /** Makes {@code e} this connection's sticky failure and starts teardown. */
+    private void failLocked(IOException e, boolean protocol) {
+        if (failure != null || tornDown) {
+            return;
+        }
+        failure = e;
+        engine.connectionsFailed.incrementAndGet();
+        if (protocol) {
+            engine.protocolErrors.incrementAndGet();
+        }
+        LOG.debug("connection with {} failed", remote, e);
+        discardQueuedLocked(false);
+        disconnectLocked();
+        lingerLocked();
+    }
+
+    /** Asks the engine to keep driving progress until this connection is torn down. */
+    private void lingerLocked() {
+        if (!tornDown && !lingering) {
+            lingering = true;
+            engine.beginLinger();
+        }
+    }
+
+    private void disconnectLocked() {
+        if (disconnectCalled) {
+            return;
+        }
+        disconnectCalled = true;
+        try {
+            id.disconnect();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("disconnect from {} failed", remote, e);
+        }
+    }
+
+    /** Frees everything once nothing the fabric holds can still name this connection's memory. */
+    private void tryTeardownLocked() {
+        if (tornDown || !(userClosed || failure != null)) {
+            return;
+        }
+        if (connectedOnce && !((disconnectSeen || qp.isError()) && postedRecvs == 0)) {
+            return;
+        }
+        teardownLocked();
+    }
+
+    private void teardownLocked() {
+        tornDown = true;
+        state = CLOSED;
+        if (lingering) {
+            lingering = false;
+            engine.endLinger();
+        }
+        engine.unregister(this, id, qpNum);
+        id.close();
+        if (cq != null) {
+            engine.releaseCq(cq, cqEntries);
+            cq = null;
+        }
+        if (slotsAllocated) {
+            for (int i = 0; i < recvCount; i++) {
+                if (!lentOut[i]) {
+                    pool.free(recvIds[i]);
+                }
+            }
+            pool.free(stagingIds, stagingCount);
+            pool.free(controlSlotId);
+            slotsAllocated = false;
+        }
+    }
+
+    /** Engine shutdown or a failed setup: tear down at once, whatever the fabric still holds. */
+    void destroy() {
+        synchronized (lock) {
+            if (tornDown) {
+                return;
+            }
+            if (failure == null) {
+                failure = new IOException("the " + engine.fabricName() + " engine closed");
+            }
+            discardQueuedLocked(false);
+            try {
+                teardownLocked();
+            } catch (RuntimeException e) {
+                LOG.debug("teardown of {} failed", this, e);
+            }
+        }
+        engine.wakeWaiters();
+        fireReadiness();
+    }
+
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (userClosed) {
+                return;
+            }
+            userClosed = true;
+            if (!tornDown) {
+                if (state != OPEN || failure != null || disconnectSeen) {
+                    disconnectLocked();
+                } else {
+                    inputShutdown = true;
+                    discardQueuedLocked(true);
+                    outputShutdown = true;
+                    finPending = true;
+                    flushLocked();
+                    if (finCompleted) {
+                        disconnectLocked();
+                    }
+                    // Otherwise the FIN's completion disconnects (no blocking here).
+                }
+                tryTeardownLocked();
+                lingerLocked();
+            }
+            lastReady = readyOpsLocked();
+        }
+        engine.wakeWaiters();
+        fireReadiness();
+    }
+
+    @Override
+    public void abort() {
+        synchronized (lock) {
+            userClosed = true;
+            if (!tornDown) {
+                discardQueuedLocked(false);
+                disconnectLocked();
+                tryTeardownLocked();
+                lingerLocked();
+            }
+        }
+        engine.wakeWaiters();
+        fireReadiness();
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Readiness.
+
+    @Override
+    public boolean finishConnect() throws IOException {
+        synchronized (lock) {
+            if (failure != null) {
+                throw failure;
+            }
+            if (state == OPEN) {
+                connectFinished = true;
+                return true;
+            }
+            if (userClosed) {
+                throw new IOException("connection closed");
+            }
+            return false;
+        }
+    }
+
+    @Override
+    public boolean isConnected() {
+        synchronized (lock) {
+            return state == OPEN && failure == null;
+        }
+    }
+
+    @Override
+    public int readyOps() {
+        synchronized (lock) {
+            return readyOpsLocked();
+        }
+    }
+
+    private int readyOpsLocked() {
+        if (client && !connectFinished) {
+            return state == OPEN || failure != null ? Readiness.CONNECT : 0;
+        }
+        int ops = 0;
+        if (failure != null || available > 0 || finReceived || inputShutdown || disconnectSeen) {
+            ops |= Readiness.READ;
+        }
+        if (failure != null || (state == OPEN && (outputShutdown || disconnectSeen || stagingRoomLocked()))) {
+            ops |= Readiness.WRITE;
+        }
+        return ops;
+    }
+
+    /** Whether readiness gained an operation (or more bytes arrived) since last reported. */
+    private boolean updateReadinessLocked() {
+        int now = readyOpsLocked();
+        boolean gained = (now & ~lastReady) != 0 || readEvent;
+        readEvent = false;
+        lastReady = now;
+        if (gained && (now & Readiness.WRITE) != 0) {
+            writeBlocked = false;
+        }
+        return gained;
+    }
+
+    private void fireReadiness() {
+        for (ReadinessListener l : readinessListeners) {
+            try {
+                l.readinessChanged(this);
+            } catch (RuntimeException e) {
+                LOG.warn("a readiness listener of {} failed", this, e);
+            }
+        }
+    }
+
+    @Override
+    public int await(int ops, long timeoutNanos) throws IOException {
+        return engine.await(this, ops, timeoutNanos);
+    }
+
+    @Override
+    public boolean isClosedLocally() {
+        synchronized (lock) {
+            return userClosed;
+        }
+    }
+
+    @Override
+    public void addReadinessListener(ReadinessListener l) {
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.with(readinessListeners, l);
+        }
+    }
+
+    @Override
+    public void removeReadinessListener(ReadinessListener l) {
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.without(readinessListeners, l);
+        }
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return id.localAddress();
+    }
+
+    @Override
+    public InetSocketAddress remoteAddress() {
+        return remote;
+    }
+
+    @Override
+    public Engine engine() {
+        return engine;
+    }
+
+    /** The queue pair's number (for tests and diagnostics); -1 before it exists. */
+    int qpNum() {
+        return qpNum;
+    }
+
+    /** Whether every resource went back (for tests). */
+    boolean isTornDown() {
+        synchronized (lock) {
+            return tornDown;
+        }
+    }
+
+    /** The credit window's state, for diagnostics. */
+    String creditState() {
+        synchronized (lock) {
+            return credit + (writeBlocked ? " write-blocked" : "") + " staged " + (fillSeq - postSeq) + " posted "
+                + (postSeq - freeSeq) + " held " + (readTail - readHead) + " posted receives " + postedRecvs;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "connection(" + (client ? "to " : "from ") + remote + ", qp " + qpNum + ")";
+    }
+}

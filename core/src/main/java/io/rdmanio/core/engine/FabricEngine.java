@@ -1,0 +1,636 @@
+package io.rdmanio.core.engine;
+
+import io.netty.util.collection.IntObjectHashMap;
+import io.rdmanio.core.buffer.SlotPool;
+import io.rdmanio.core.fabric.CmEvent;
+import io.rdmanio.core.fabric.CmId;
+import io.rdmanio.core.fabric.CompletionQueue;
+import io.rdmanio.core.fabric.Completions;
+import io.rdmanio.core.fabric.EventChannel;
+import io.rdmanio.core.fabric.Fabric;
+import io.rdmanio.core.fabric.Notifier;
+import io.rdmanio.core.protocol.HandshakeDescriptor;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link Engine} over one {@link Fabric}: one event channel, completion queues sized so that they never
+ * overflow, a {@link SlotPool} of registered memory, and the connections and listeners made on them.
+ *
+ * <p>Thread-safety: {@link #progress()} polls under {@link #progressLock}, taken with {@code tryLock} so a second
+ * caller returns at once; connections are entered under it with their own lock (order: progress lock, then a
+ * connection's lock; never the reverse). Setup state (the id and queue-pair maps, the completion-queue budget)
+ * is guarded by {@link #setupLock}, which is never held while a connection lock is taken. Waiters are guarded by
+ * their list's monitor, a leaf lock.
+ */
+final class FabricEngine implements Engine {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FabricEngine.class);
+
+    /** Completion queues are created with at least this many entries; a connection never spans two. */
+    private static final int CQ_ENTRIES = 16384;
+    /** Completions moved per poll call. */
+    private static final int POLL_BATCH = 128;
+    /** Poll calls per completion queue per progress, so one busy queue cannot starve the others for long. */
+    private static final int POLL_ROUNDS = 8;
+    /** Chunk size of the buffer pool. */
+    private static final int POOL_CHUNK_BYTES = 4 << 20;
+
+    final Fabric fabric;
+    private final boolean ownsFabric;
+    final EngineConfig config;
+    final SlotPool pool;
+    private final EventChannel events;
+    private final long incarnationBase = ThreadLocalRandom.current().nextLong() & ~0xffffffffL;
+    private final AtomicLong incarnations = new AtomicLong();
+
+    // ---- guarded by progressLock
+    private final ReentrantLock progressLock = new ReentrantLock();
+    private final Completions completions = new Completions(POLL_BATCH);
+
+    // ---- guarded by setupLock; the published snapshots are read without it
+    private final Object setupLock = new Object();
+    private final IdentityHashMap<CmId, Object> byId = new IdentityHashMap<>();
+    private volatile IntObjectHashMap<FabricConnection> byQp = new IntObjectHashMap<>();
+    private final List<CqBudget> cqBudgets = new ArrayList<>();
+    private volatile CompletionQueue[] cqs = new CompletionQueue[0];
+    private final List<FabricConnection> connections = new ArrayList<>();
+    private final List<FabricListener> listeners = new ArrayList<>();
+    private volatile boolean closed;
+
+    // ---- guarded by waiters
+    private final ArrayList<Notifier> waiters = new ArrayList<>();
+    private volatile boolean signalled;
+    private final Notifier fabricNotifier = this::fabricSignalled;
+
+    // ---- guarded by flushQueue: connections with deferred work (credit after reads, returned loans)
+    private final ArrayDeque<FabricConnection> flushQueue = new ArrayDeque<>();
+    private volatile boolean flushPending;
+
+    // ---- the closer: a daemon thread that drives progress only while connections are closing or failed and not
+    // yet torn down, so that close() keeps its promise (FIN after staged bytes, then every slot back) without the
+    // application driving this engine again. Idle (parked, no deadline) otherwise; never on the data path.
+    private final AtomicInteger lingering = new AtomicInteger();
+    private final Object closerLock = new Object();
+    private volatile Thread closer;
+
+    // ---- counters
+    final AtomicLong connectionsOpened = new AtomicLong();
+    final AtomicLong connectionsFailed = new AtomicLong();
+    final AtomicLong bytesSent = new AtomicLong();
+    final AtomicLong bytesReceived = new AtomicLong();
+    final AtomicLong framesSent = new AtomicLong();
+    final AtomicLong creditFramesSent = new AtomicLong();
+    final AtomicLong creditStalls = new AtomicLong();
+    final AtomicLong receiverNotReady = new AtomicLong();
+    final AtomicLong protocolErrors = new AtomicLong();
+
+    private static final class CqBudget {
+        final CompletionQueue cq;
+        final int capacity;
+        int reserved;
+
+        CqBudget(CompletionQueue cq, int capacity) {
+            this.cq = cq;
+            this.capacity = capacity;
+        }
+    }
+
+    FabricEngine(Fabric fabric, boolean ownsFabric, EngineConfig config) throws IOException {
+        this.fabric = fabric;
+        this.ownsFabric = ownsFabric;
+        this.config = config;
+        this.pool = new SlotPool(fabric, config.slotSize(), POOL_CHUNK_BYTES);
+        this.events = fabric.createEventChannel();
+    }
+
+    @Override
+    public String fabricName() {
+        return fabric.name();
+    }
+
+    /** The buffer pool (exposed for tests that check that nothing leaks). */
+    SlotPool pool() {
+        return pool;
+    }
+
+    long nextIncarnation() {
+        return incarnationBase | (incarnations.incrementAndGet() & 0xffffffffL);
+    }
+
+    @Override
+    public Listener listen(InetSocketAddress local, int backlog, ConnectionOptions options) throws IOException {
+        ensureOpen();
+        CmId id = fabric.createId(events);
+        try {
+            id.bind(local);
+            id.listen(backlog);
+        } catch (IOException | RuntimeException e) {
+            id.close();
+            throw e;
+        }
+        FabricListener l = new FabricListener(this, id, backlog, options == null ? ConnectionOptions.DEFAULT : options);
+        synchronized (setupLock) {
+            byId.put(id, l);
+            listeners.add(l);
+        }
+        return l;
+    }
+
+    @Override
+    public Connection connect(InetSocketAddress remote, ConnectionOptions options) throws IOException {
+        ensureOpen();
+        FabricConnection c = FabricConnection.connect(this, remote, options == null ? ConnectionOptions.DEFAULT
+            : options);
+        return c;
+    }
+
+    private void ensureOpen() throws IOException {
+        if (closed) {
+            throw new IOException("the " + fabric.name() + " engine is closed");
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Setup bookkeeping, called by connections and listeners.
+
+    /** Reserves {@code entries} completion-queue entries, creating a queue when no existing one has room. */
+    CompletionQueue reserveCq(int entries) throws IOException {
+        synchronized (setupLock) {
+            for (CqBudget b : cqBudgets) {
+                // An eighth is kept free: a torn-down queue pair's last flush completions may still sit in the
+                // queue after its budget was released (verbs does not order send and receive flushes).
+                if (b.capacity - b.capacity / 8 - b.reserved >= entries) {
+                    b.reserved += entries;
+                    return b.cq;
+                }
+            }
+            int capacity = Math.max(CQ_ENTRIES, entries + entries / 4);
+            CqBudget b = new CqBudget(fabric.createCompletionQueue(capacity), capacity);
+            b.reserved = entries;
+            cqBudgets.add(b);
+            CompletionQueue[] next = new CompletionQueue[cqBudgets.size()];
+            for (int i = 0; i < next.length; i++) {
+                next[i] = cqBudgets.get(i).cq;
+            }
+            cqs = next;
+            return b.cq;
+        }
+    }
+
+    void releaseCq(CompletionQueue cq, int entries) {
+        synchronized (setupLock) {
+            for (CqBudget b : cqBudgets) {
+                if (b.cq == cq) {
+                    b.reserved -= entries;
+                    return;
+                }
+            }
+        }
+    }
+
+    EventChannel events() {
+        return events;
+    }
+
+    void register(CmId id, FabricConnection c) {
+        synchronized (setupLock) {
+            byId.put(id, c);
+            connections.add(c);
+        }
+    }
+
+    void registerQp(int qpNum, FabricConnection c) {
+        synchronized (setupLock) {
+            IntObjectHashMap<FabricConnection> next = new IntObjectHashMap<>(byQp.size() * 2 + 8);
+            next.putAll(byQp);
+            next.put(qpNum, c);
+            byQp = next;
+        }
+    }
+
+    void unregister(FabricConnection c, CmId id, int qpNum) {
+        synchronized (setupLock) {
+            if (byId.get(id) == c) {
+                byId.remove(id);
+            }
+            connections.remove(c);
+            if (qpNum >= 0 && byQp.get(qpNum) == c) {
+                IntObjectHashMap<FabricConnection> next = new IntObjectHashMap<>(byQp.size() * 2 + 8);
+                next.putAll(byQp);
+                next.remove(qpNum);
+                byQp = next;
+            }
+        }
+    }
+
+    void unregister(FabricListener l, CmId id) {
+        synchronized (setupLock) {
+            byId.remove(id);
+            listeners.remove(l);
+        }
+    }
+
+    /** Connections open or still being torn down (for tests). */
+    int connectionCount() {
+        synchronized (setupLock) {
+            return connections.size();
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Progress.
+
+    @Override
+    public int progress() {
+        if (closed || !progressLock.tryLock()) {
+            return 0;
+        }
+        int work = 0;
+        try {
+            if (closed) {
+                // Closed while this thread waited for the lock: the queues are gone.
+                return 0;
+            }
+            signalled = false;
+            work += pollCompletions();
+            work += pollEvents();
+            if (flushPending) {
+                work += drainFlushQueue();
+            }
+        } finally {
+            progressLock.unlock();
+        }
+        if (work > 0) {
+            // A thread that armed after this progress took its completions would otherwise miss them.
+            wakeWaiters();
+        }
+        return work;
+    }
+
+    private int pollCompletions() {
+        int work = 0;
+        Completions c = completions;
+        for (CompletionQueue cq : cqs) {
+            for (int round = 0; round < POLL_ROUNDS; round++) {
+                int n;
+                try {
+                    n = cq.poll(c);
+                } catch (IOException e) {
+                    LOG.error("polling a completion queue of the {} engine failed", fabric.name(), e);
+                    break;
+                }
+                IntObjectHashMap<FabricConnection> map = byQp;
+                for (int i = 0; i < n; i++) {
+                    FabricConnection conn = map.get(c.qpNum[i]);
+                    if (conn != null) {
+                        conn.onCompletion(c.wrId[i], c.status[i], c.byteLen[i]);
+                    }
+                    // else: a queue pair torn down after its last completion was queued; nothing refers to it.
+                }
+                work += n;
+                if (n < c.capacity()) {
+                    break;
+                }
+            }
+        }
+        return work;
+    }
+
+    private int pollEvents() {
+        int work = 0;
+        for (int i = 0; i < 64; i++) {
+            CmEvent e;
+            try {
+                e = events.poll();
+            } catch (IOException ex) {
+                LOG.error("polling the event channel of the {} engine failed", fabric.name(), ex);
+                break;
+            }
+            if (e == null) {
+                break;
+            }
+            work++;
+            handleEvent(e);
+        }
+        return work;
+    }
+
+    private void handleEvent(CmEvent e) {
+        if (e.type() == CmEvent.Type.CONNECT_REQUEST) {
+            Object owner;
+            synchronized (setupLock) {
+                owner = byId.get(e.listenId());
+            }
+            if (owner instanceof FabricListener l) {
+                l.onConnectRequest(e);
+            } else {
+                reject(e.id(), HandshakeDescriptor.REASON_LISTENER_CLOSED);
+            }
+            return;
+        }
+        Object owner;
+        synchronized (setupLock) {
+            owner = byId.get(e.id());
+        }
+        if (owner instanceof FabricConnection c) {
+            c.onEvent(e);
+        } else if (owner instanceof FabricListener l) {
+            l.onEvent(e);
+        }
+    }
+
+    /** Rejects a connect request with a reason code and this side's values, then destroys the id. */
+    void reject(CmId id, int reason) {
+        ByteBuffer pd = HandshakeDescriptor.allocate(HandshakeDescriptor.VERSION, reason, config.slotSize(),
+            config.ringDepth(), config.controlSlots(), 0);
+        try {
+            id.reject(pd);
+        } catch (IOException | RuntimeException ex) {
+            LOG.debug("rejecting a connect request failed", ex);
+        }
+        id.close();
+    }
+
+    /** Queues {@code c} for {@link FabricConnection#flush} on the next progress. */
+    void requestFlush(FabricConnection c) {
+        synchronized (flushQueue) {
+            if (c.queuedForFlush) {
+                return;
+            }
+            c.queuedForFlush = true;
+            flushQueue.add(c);
+            flushPending = true;
+        }
+        wakeWaiters();
+    }
+
+    private int drainFlushQueue() {
+        int work = 0;
+        for (;;) {
+            FabricConnection c;
+            synchronized (flushQueue) {
+                c = flushQueue.poll();
+                if (c == null) {
+                    flushPending = false;
+                    return work;
+                }
+                c.queuedForFlush = false;
+            }
+            c.flush();
+            work++;
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Waiting.
+
+    @Override
+    public boolean arm(Notifier notifier) {
+        if (closed) {
+            return false;
+        }
+        synchronized (waiters) {
+            if (!waiters.contains(notifier)) {
+                waiters.add(notifier);
+            }
+        }
+        try {
+            for (CompletionQueue cq : cqs) {
+                cq.requestNotify(fabricNotifier);
+            }
+            events.requestNotify(fabricNotifier);
+        } catch (IOException e) {
+            LOG.debug("arming the {} engine failed", fabric.name(), e);
+            return false;
+        }
+        return !(signalled || flushPending || closed);
+    }
+
+    private void fabricSignalled() {
+        signalled = true;
+        wakeWaiters();
+    }
+
+    /** Signals every registered waiter once (they re-arm to wait again). */
+    void wakeWaiters() {
+        synchronized (waiters) {
+            int n = waiters.size();
+            if (n == 0) {
+                return;
+            }
+            for (int i = 0; i < n; i++) {
+                waiters.get(i).signal();
+            }
+            waiters.clear();
+        }
+    }
+
+    /** A connection was closed or failed and needs progress until it is torn down. */
+    void beginLinger() {
+        if (lingering.getAndIncrement() == 0) {
+            Thread t = closer;
+            if (t == null) {
+                synchronized (closerLock) {
+                    t = closer;
+                    if (t == null && !closed) {
+                        t = new Thread(this::runCloser, "rdmanio-" + fabric.name() + "-closer");
+                        t.setDaemon(true);
+                        closer = t;
+                        t.start();
+                        return;
+                    }
+                }
+            }
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    /** A lingering connection was torn down. */
+    void endLinger() {
+        lingering.decrementAndGet();
+    }
+
+    /** Connections closed or failed and not yet torn down (for tests). */
+    int lingeringCount() {
+        return lingering.get();
+    }
+
+    private void runCloser() {
+        Thread self = Thread.currentThread();
+        Notifier wake = () -> LockSupport.unpark(self);
+        while (!closed) {
+            if (lingering.get() == 0) {
+                LockSupport.park(this);
+                continue;
+            }
+            progress();
+            if (lingering.get() > 0 && arm(wake)) {
+                LockSupport.park(this);
+            }
+        }
+    }
+
+    @Override
+    public long spinNanos() {
+        return config.spinMicros() * 1000L;
+    }
+
+    /**
+     * The shared wait of connections and listeners: progress, spin, arm, park, until {@code ready} reports a
+     * non-zero subset of the operations, {@code isClosed} holds, the thread is interrupted or time runs out.
+     */
+    int await(Waitable target, int ops, long timeoutNanos) {
+        long start = System.nanoTime();
+        long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE : start + timeoutNanos;
+        progress();
+        int r = readyOrClosed(target, ops);
+        if (r != 0 || timeoutNanos <= 0) {
+            return Math.max(r, 0);
+        }
+        long spinEnd = start + spinNanos();
+        while (System.nanoTime() - spinEnd < 0) {
+            progress();
+            r = readyOrClosed(target, ops);
+            if (r != 0) {
+                return Math.max(r, 0);
+            }
+            Thread.onSpinWait();
+        }
+        ParkingWaiter w = ParkingWaiter.current();
+        for (;;) {
+            if (Thread.currentThread().isInterrupted() || closed) {
+                return 0;
+            }
+            if (arm(w)) {
+                r = readyOrClosed(target, ops);
+                if (r != 0) {
+                    return Math.max(r, 0);
+                }
+                long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
+                if (left <= 0) {
+                    return 0;
+                }
+                // No periodic wakeup: an idle JVM stays idle. The fabric's one-shot notification (armed above)
+                // or a local close/flush request unparks this thread.
+                if (left == Long.MAX_VALUE) {
+                    LockSupport.park(this);
+                } else {
+                    LockSupport.parkNanos(this, left);
+                }
+            }
+            progress();
+            r = readyOrClosed(target, ops);
+            if (r != 0) {
+                return Math.max(r, 0);
+            }
+            if (deadline != Long.MAX_VALUE && deadline - System.nanoTime() <= 0) {
+                return 0;
+            }
+        }
+    }
+
+    /** The ready subset of {@code ops}, or -1 once the target was closed locally. */
+    private static int readyOrClosed(Waitable target, int ops) {
+        if (target.isClosedLocally()) {
+            return -1;
+        }
+        return target.readyOps() & ops;
+    }
+
+    /** What {@link #await} waits on: a connection or a listener. */
+    interface Waitable {
+        int readyOps();
+
+        boolean isClosedLocally();
+    }
+
+    /** A thread's waiter: one per thread, reused for every wait. */
+    private static final class ParkingWaiter implements Notifier {
+        private static final ThreadLocal<ParkingWaiter> CURRENT = ThreadLocal.withInitial(ParkingWaiter::new);
+        private final Thread thread = Thread.currentThread();
+
+        static ParkingWaiter current() {
+            return CURRENT.get();
+        }
+
+        @Override
+        public void signal() {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+
+    @Override
+    public EngineStats stats() {
+        return new EngineStats(connectionsOpened.get(), connectionsFailed.get(), bytesSent.get(), bytesReceived.get(),
+            framesSent.get(), creditFramesSent.get(), creditStalls.get(), receiverNotReady.get(),
+            protocolErrors.get());
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        List<FabricConnection> cs;
+        List<FabricListener> ls;
+        synchronized (setupLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            cs = new ArrayList<>(connections);
+            ls = new ArrayList<>(listeners);
+        }
+        for (FabricListener l : ls) {
+            l.close();
+        }
+        progressLock.lock();
+        try {
+            for (FabricConnection c : cs) {
+                c.destroy();
+            }
+            for (CompletionQueue cq : cqs) {
+                cq.close();
+            }
+            events.close();
+            pool.close();
+        } finally {
+            progressLock.unlock();
+        }
+        wakeWaiters();
+        Thread t = closer;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+        if (ownsFabric) {
+            try {
+                fabric.close();
+            } catch (IOException e) {
+                LOG.warn("closing the {} fabric failed", fabric.name(), e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "engine(" + fabric.name() + ")";
+    }
+}

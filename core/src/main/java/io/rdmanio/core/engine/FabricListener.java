@@ -1,0 +1,182 @@
+package io.rdmanio.core.engine;
+
+import io.rdmanio.core.fabric.CmEvent;
+import io.rdmanio.core.fabric.CmId;
+import io.rdmanio.core.protocol.FrameDescriptor;
+import io.rdmanio.core.protocol.HandshakeDescriptor;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A listening id of a {@link FabricEngine}. Connect requests are checked and accepted on the progress thread;
+ * a connection whose handshake completed waits in {@link #ready} until {@link #accept()} takes it.
+ *
+ * <p>Thread-safety: the fields below the banner are guarded by {@link #lock}, a leaf lock except that
+ * {@link #close()} closes the connections it drained after releasing it.
+ */
+final class FabricListener implements Listener, FabricEngine.Waitable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FabricListener.class);
+
+    private final FabricEngine engine;
+    private final CmId id;
+    private final int backlog;
+    private final ConnectionOptions options;
+    private final InetSocketAddress local;
+    /** Copied on write under {@link #listenersLock} (setup only), read without a lock and without allocating. */
+    private volatile ReadinessListener[] readinessListeners = ReadinessListeners.NONE;
+    private final Object listenersLock = new Object();
+
+    // ---- guarded by lock
+    private final Object lock = new Object();
+    private final ArrayDeque<FabricConnection> ready = new ArrayDeque<>();
+    private boolean closed;
+
+    FabricListener(FabricEngine engine, CmId id, int backlog, ConnectionOptions options) {
+        this.engine = engine;
+        this.id = id;
+        this.backlog = backlog > 0 ? backlog : 50;
+        this.options = options;
+        this.local = id.localAddress();
+    }
+
+    /** A connect request (progress thread): check the client's handshake, then accept or reject. */
+    void onConnectRequest(CmEvent e) {
+        synchronized (lock) {
+            if (closed) {
+                engine.reject(e.id(), HandshakeDescriptor.REASON_LISTENER_CLOSED);
+                return;
+            }
+            if (ready.size() >= backlog) {
+                engine.reject(e.id(), HandshakeDescriptor.REASON_NO_RESOURCES);
+                return;
+            }
+        }
+        ByteBuffer pd = e.privateData() == null ? ByteBuffer.allocate(0)
+            : e.privateData().duplicate().order(FrameDescriptor.BYTE_ORDER);
+        int at = pd.position();
+        int reason = HandshakeDescriptor.check(pd, at, pd.remaining(), engine.config.slotSize());
+        if (reason != HandshakeDescriptor.REASON_NONE) {
+            LOG.debug("rejecting a connection from {} to {}: {}", e.id().remoteAddress(), local,
+                HandshakeDescriptor.describe(reason, pd, at, pd.remaining(), engine.config.slotSize()));
+            engine.reject(e.id(), reason);
+            return;
+        }
+        try {
+            FabricConnection.accept(engine, this, e, options, HandshakeDescriptor.dataSlots(pd, at),
+                HandshakeDescriptor.controlSlots(pd, at));
+        } catch (IOException | RuntimeException ex) {
+            LOG.warn("accepting a connection from {} on {} failed", e.id().remoteAddress(), local, ex);
+            engine.reject(e.id(), HandshakeDescriptor.REASON_NO_RESOURCES);
+        }
+    }
+
+    /** Events of the listening id itself: nothing to do but note them. */
+    void onEvent(CmEvent e) {
+        LOG.debug("listener {} got {}", local, e.type());
+    }
+
+    /** A connection whose handshake completed (called without its lock held). */
+    void enqueue(FabricConnection c) {
+        synchronized (lock) {
+            if (!closed) {
+                ready.add(c);
+                c = null;
+            }
+        }
+        if (c != null) {
+            c.abort();
+            return;
+        }
+        engine.wakeWaiters();
+        for (ReadinessListener l : readinessListeners) {
+            l.readinessChanged(this);
+        }
+    }
+
+    @Override
+    public Connection accept() throws IOException {
+        synchronized (lock) {
+            if (closed) {
+                throw new IOException("listener on " + local + " is closed");
+            }
+            return ready.poll();
+        }
+    }
+
+    @Override
+    public int readyOps() {
+        synchronized (lock) {
+            return ready.isEmpty() && !closed ? 0 : Readiness.ACCEPT;
+        }
+    }
+
+    @Override
+    public int await(int ops, long timeoutNanos) throws IOException {
+        return engine.await(this, ops, timeoutNanos);
+    }
+
+    @Override
+    public boolean isClosedLocally() {
+        synchronized (lock) {
+            return closed;
+        }
+    }
+
+    @Override
+    public void addReadinessListener(ReadinessListener l) {
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.with(readinessListeners, l);
+        }
+    }
+
+    @Override
+    public void removeReadinessListener(ReadinessListener l) {
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.without(readinessListeners, l);
+        }
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    @Override
+    public Engine engine() {
+        return engine;
+    }
+
+    @Override
+    public void close() {
+        List<FabricConnection> pending;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            pending = new ArrayList<>(ready);
+            ready.clear();
+        }
+        engine.unregister(this, id);
+        id.close();
+        for (FabricConnection c : pending) {
+            c.abort();
+        }
+        engine.wakeWaiters();
+        for (ReadinessListener l : readinessListeners) {
+            l.readinessChanged(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "listener(" + local + ")";
+    }
+}

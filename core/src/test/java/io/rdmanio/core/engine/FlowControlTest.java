@@ -1,0 +1,305 @@
+package io.rdmanio.core.engine;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Random;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The credit protocol under load: no receiver-not-ready ever, no deadlock at any ring depth, little credit-only
+ * traffic, and silence when nobody reads.
+ */
+class FlowControlTest {
+
+    /** One connection and a stream each way, driven in random steps by the test thread. */
+    private static final class Duplex {
+        final FabricConnection a;
+        final FabricConnection b;
+        final Streams ab;
+        final Streams ba;
+        final ByteBuffer bufA;
+        final ByteBuffer bufB;
+        final int maxWrite;
+
+        Duplex(FabricConnection[] cs, long bytes, int seed, int maxWrite, boolean direct) {
+            a = cs[0];
+            b = cs[1];
+            ab = new Streams(bytes, seed);
+            ba = new Streams(bytes, seed + 1);
+            this.maxWrite = maxWrite;
+            bufA = direct ? ByteBuffer.allocateDirect(maxWrite) : ByteBuffer.allocate(maxWrite);
+            bufB = direct ? ByteBuffer.allocateDirect(maxWrite) : ByteBuffer.allocate(maxWrite);
+        }
+
+        /** One random step; returns whether anything moved. */
+        boolean step(Random r) throws IOException {
+            switch (r.nextInt(4)) {
+                case 0:
+                    return ab.write(a, bufA, Streams.size(r, maxWrite)) > 0;
+                case 1:
+                    return ba.write(b, bufB, Streams.size(r, maxWrite)) > 0;
+                case 2:
+                    return ab.read(b, bufB, Streams.size(r, maxWrite)) > 0;
+                default:
+                    return ba.read(a, bufA, Streams.size(r, maxWrite)) > 0;
+            }
+        }
+
+        boolean done() {
+            return ab.readerDone() && ba.readerDone();
+        }
+    }
+
+    private static void assertNoReceiverNotReady(Pair p) {
+        assertEquals(0, p.fabric.receiverNotReadyCount(), "receiver-not-ready on the fabric");
+        assertEquals(0, p.client.stats().receiverNotReady());
+        assertEquals(0, p.server.stats().receiverNotReady());
+    }
+
+    private static long frames(Pair p) {
+        return p.client.stats().framesSent() + p.server.stats().framesSent();
+    }
+
+    /** Runs until every stream is read in full; fails on timeout. Releases held completions when stuck. */
+    private static void run(Pair p, Duplex[] ds, Random r, long frameTarget) throws IOException {
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        int idle = 0;
+        boolean stopped = false;
+        for (;;) {
+            boolean allDone = true;
+            for (Duplex d : ds) {
+                allDone &= d.done();
+            }
+            if (allDone) {
+                return;
+            }
+            if (!stopped && frames(p) >= frameTarget) {
+                // Enough frames: end every stream where it is and drain what is in flight.
+                stopped = true;
+                for (Duplex d : ds) {
+                    d.ab.endHere();
+                    d.ba.endHere();
+                }
+            }
+            boolean moved = false;
+            for (int k = 0; k < 12; k++) {
+                moved |= ds[r.nextInt(ds.length)].step(r);
+            }
+            moved |= p.pump() > 0;
+            idle = moved ? 0 : idle + 1;
+            if (idle > 64) {
+                // Batched or held completions wait for more posts; everything posted is released eventually.
+                p.fabric.faults().releaseAll();
+                idle = 0;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                StringBuilder sb = new StringBuilder("stuck after " + frames(p) + " frames:");
+                for (Duplex d : ds) {
+                    sb.append("\n  ").append(d.ab.written).append('/').append(d.ab.read).append(' ')
+                        .append(d.ba.written).append('/').append(d.ba.read).append(' ').append(d.a.creditState())
+                        .append(" | ").append(d.b.creditState());
+                }
+                fail(sb.toString());
+            }
+        }
+    }
+
+    @Test
+    void noReceiverNotReadyOverAMillionFramesWithDelayedAndBatchedCompletions() throws Exception {
+        EngineConfig config = EngineConfig.DEFAULT.withSlotSize(256).withRingDepth(4);
+        try (Pair p = new Pair(config, 7)) {
+            Random r = new Random(7);
+            int[] depths = {1, 2, 3, 5};
+            Duplex[] ds = new Duplex[depths.length];
+            for (int i = 0; i < ds.length; i++) {
+                int d = depths[i];
+                FabricConnection[] cs = p.connect(new ConnectionOptions(d * 256, (1 + r.nextInt(4)) * 256));
+                // Writes of up to 600 bytes into 232-byte payloads: some coalesce, some split.
+                ds[i] = new Duplex(cs, Long.MAX_VALUE, i, 600, i % 2 == 0);
+            }
+            p.fabric.faults().releaseRandomly(0.4);
+            p.fabric.faults().batchCompletions(3);
+            run(p, ds, r, 1_000_000);
+            for (Duplex d : ds) {
+                d.ab.assertChecksumsMatch();
+                d.ba.assertChecksumsMatch();
+            }
+            assertTrue(frames(p) >= 1_000_000, "frames: " + frames(p));
+            assertNoReceiverNotReady(p);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 64})
+    void noDeadlockUnderBidirectionalSaturation(int depth) throws Exception {
+        EngineConfig config = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(depth);
+        try (Pair p = new Pair(config, depth)) {
+            Random r = new Random(depth);
+            p.fabric.faults().releaseRandomly(0.5);
+            Duplex[] ds = {new Duplex(p.connect(), 4L << 20, depth, 8192, true),
+                new Duplex(p.connect(), 4L << 20, depth + 10, 100, false)};
+            // Saturation: each side writes all it can before it reads anything.
+            long deadline = System.nanoTime() + Pair.TIMEOUT_NANOS * 2;
+            int idle = 0;
+            while (!(ds[0].done() && ds[1].done())) {
+                boolean moved = false;
+                for (Duplex d : ds) {
+                    while (d.ab.write(d.a, d.bufA, d.maxWrite) > 0) {
+                        moved = true;
+                    }
+                    while (d.ba.write(d.b, d.bufB, d.maxWrite) > 0) {
+                        moved = true;
+                    }
+                    moved |= p.pump() > 0;
+                    moved |= d.ab.read(d.b, d.bufB, Streams.size(r, d.maxWrite)) > 0;
+                    moved |= d.ba.read(d.a, d.bufA, Streams.size(r, d.maxWrite)) > 0;
+                }
+                moved |= p.pump() > 0;
+                idle = moved ? 0 : idle + 1;
+                if (idle > 10_000) {
+                    fail("deadlock at ring depth " + depth + ": " + ds[0].a.creditState() + " | "
+                        + ds[0].b.creditState());
+                }
+                assertTrue(System.nanoTime() - deadline < 0, "timed out at ring depth " + depth);
+            }
+            for (Duplex d : ds) {
+                d.ab.assertChecksumsMatch();
+                d.ba.assertChecksumsMatch();
+            }
+            assertNoReceiverNotReady(p);
+        }
+    }
+
+    @Test
+    void noDeadlockWithOneThreadPerSideBlockingInAwait() throws Exception {
+        EngineConfig config = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(1).withSpinMicros(0);
+        try (Pair p = new Pair(config, 3)) {
+            FabricConnection[] cs = p.connect();
+            Duplex d = new Duplex(cs, 2L << 20, 3, 3000, false);
+            Thread[] sides = new Thread[2];
+            Throwable[] errors = new Throwable[2];
+            for (int s = 0; s < 2; s++) {
+                int side = s;
+                sides[s] = new Thread(() -> {
+                    try {
+                        Connection me = side == 0 ? d.a : d.b;
+                        Streams out = side == 0 ? d.ab : d.ba;
+                        Streams in = side == 0 ? d.ba : d.ab;
+                        ByteBuffer wbuf = ByteBuffer.allocate(3000);
+                        ByteBuffer rbuf = ByteBuffer.allocate(3000);
+                        Random r = new Random(side);
+                        while (!out.writerDone() || !in.readerDone()) {
+                            boolean moved = false;
+                            if (!out.writerDone()) {
+                                moved |= out.write(me, wbuf, Streams.size(r, 3000)) > 0;
+                            }
+                            moved |= in.read(me, rbuf, 3000) > 0;
+                            if (!moved) {
+                                int ops = (out.writerDone() ? 0 : Readiness.WRITE) | Readiness.READ;
+                                me.await(ops, 10_000_000_000L);
+                            }
+                        }
+                        // Bytes a write accepted may still be staged: progress must go on until the peer has
+                        // them, so end as a NIO application does, with FIN and a read of the peer's FIN.
+                        me.shutdownOutput();
+                        rbuf.clear();
+                        while (me.read(new ByteBuffer[] {rbuf}, 0, 1) != -1) {
+                            me.await(Readiness.READ, 10_000_000_000L);
+                        }
+                    } catch (Throwable t) {
+                        errors[side] = t;
+                    }
+                }, "side-" + s);
+                sides[s].start();
+            }
+            for (Thread t : sides) {
+                t.join(60_000);
+                for (Throwable e : errors) {
+                    if (e != null) {
+                        throw new AssertionError("a side failed", e);
+                    }
+                }
+                assertFalse(t.isAlive(), "deadlock: " + t.getName() + " still running; " + d.a.creditState() + " | "
+                    + d.b.creditState());
+            }
+            d.ab.assertChecksumsMatch();
+            d.ba.assertChecksumsMatch();
+            assertNoReceiverNotReady(p);
+        }
+    }
+
+    @Test
+    void creditOnlyFramesAreUnderOnePercentUnderBidirectionalLoad() throws Exception {
+        try (Pair p = new Pair(EngineConfig.DEFAULT, 11)) {
+            Random r = new Random(11);
+            Duplex d = new Duplex(p.connect(), 64L << 20, 11, 4096, true);
+            long deadline = System.nanoTime() + Pair.TIMEOUT_NANOS * 2;
+            while (!d.done()) {
+                // Each side writes then reads, as a request/response or streaming application does.
+                d.ab.write(d.a, d.bufA, Streams.size(r, 4096));
+                d.ba.write(d.b, d.bufB, Streams.size(r, 4096));
+                p.pump();
+                d.ab.read(d.b, d.bufB, 4096);
+                d.ba.read(d.a, d.bufA, 4096);
+                assertTrue(System.nanoTime() - deadline < 0, "timed out");
+            }
+            d.ab.assertChecksumsMatch();
+            d.ba.assertChecksumsMatch();
+            long frames = frames(p);
+            long credit = p.client.stats().creditFramesSent() + p.server.stats().creditFramesSent();
+            assertTrue(frames > 10_000, "frames: " + frames);
+            assertTrue(credit * 100 < frames, credit + " credit-only frames of " + frames);
+            assertNoReceiverNotReady(p);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 32})
+    void bothWriteNobodyReadsGoesQuiet(int depth) throws Exception {
+        EngineConfig config = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(depth);
+        try (Pair p = new Pair(config, depth)) {
+            FabricConnection[] cs = p.connect();
+            ByteBuffer buf = ByteBuffer.allocate(5000);
+            boolean aBlocked = false;
+            boolean bBlocked = false;
+            for (int i = 0; i < 10_000 && !(aBlocked && bBlocked); i++) {
+                buf.clear();
+                aBlocked = Pair.write(cs[0], buf) == 0;
+                buf.clear();
+                bBlocked = Pair.write(cs[1], buf) == 0;
+                p.pump();
+            }
+            assertTrue(aBlocked && bBlocked, "both sides ran out of credit");
+            // Let everything in flight land, then watch: no frame may move any more.
+            for (int i = 0; i < 1000; i++) {
+                p.pump();
+            }
+            long frames = frames(p);
+            int work = 0;
+            for (int i = 0; i < 10_000; i++) {
+                work += p.pump();
+                buf.clear();
+                assertEquals(0, Pair.write(cs[0], buf));
+            }
+            assertEquals(frames, frames(p), "frames kept moving while nobody read");
+            assertEquals(0, work, "progress kept finding work");
+            assertNoReceiverNotReady(p);
+            // And it is not dead: reading brings the streams back.
+            ByteBuffer in = ByteBuffer.allocate(1 << 16);
+            p.await("credit after reading", () -> {
+                try {
+                    in.clear();
+                    Pair.read(cs[1], in);
+                    buf.clear();
+                    return Pair.write(cs[0], buf) > 0;
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+            });
+        }
+    }
+}
