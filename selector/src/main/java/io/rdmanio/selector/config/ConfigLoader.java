@@ -1,10 +1,12 @@
 package io.rdmanio.selector.config;
 
+import io.rdmanio.core.engine.EngineConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -12,7 +14,9 @@ import java.util.function.Function;
  * <ul>
  *   <li>{@code rdmanio.rules}: the rules file; unset means no rules, so every socket stays on the JDK's TCP;</li>
  *   <li>{@code rdmanio.fabric}: {@code auto} (the default), {@code disni}, {@code shm} or {@code loopback};</li>
- *   <li>{@code rdmanio.stats}: a file for the JSON run summary written at JVM exit; unset means none.</li>
+ *   <li>{@code rdmanio.stats}: a file for the JSON run summary written at JVM exit; unset means none;</li>
+ *   <li>the engine's tunables ({@code rdmanio.slotSize}, {@code rdmanio.ringDepth}, {@code rdmanio.controlSlots},
+ *       {@code rdmanio.spinMicros}): checked here, read by the engine when it opens.</li>
  * </ul>
  *
  * <p>Every error is found here, at start, and thrown as a {@link ConfigException} whose message names the
@@ -24,6 +28,10 @@ public final class ConfigLoader {
     public static final String RULES = "rdmanio.rules";
     public static final String FABRIC = "rdmanio.fabric";
     public static final String STATS = "rdmanio.stats";
+    public static final String SLOT_SIZE = "rdmanio.slotSize";
+    public static final String RING_DEPTH = "rdmanio.ringDepth";
+    public static final String CONTROL_SLOTS = "rdmanio.controlSlots";
+    public static final String SPIN_MICROS = "rdmanio.spinMicros";
 
     private static final AtomicBoolean STATS_HOOK_REGISTERED = new AtomicBoolean();
     /** The configuration whose stats file the exit hook writes: the last one loaded with a stats file. */
@@ -70,6 +78,7 @@ public final class ConfigLoader {
         if (rules != null) {
             router = Rules.load(path(RULES, rules));
         }
+        ensureEngineSettings(properties);
         Path stats = null;
         String statsName = properties.apply(STATS);
         if (statsName != null) {
@@ -77,6 +86,37 @@ public final class ConfigLoader {
             ensureWritableDirectory(stats);
         }
         return new RdmanioConfig(router, new FabricChoice(fabric, fabrics), fabric, stats);
+    }
+
+    /**
+     * Checks the engine's tunables now, each by itself so the error names the property; the engine reads them
+     * again when it first opens, which may be long after start.
+     */
+    private static void ensureEngineSettings(Function<String, String> properties) {
+        EngineConfig config = EngineConfig.DEFAULT;
+        config = withSetting(properties, SLOT_SIZE, config, EngineConfig::withSlotSize);
+        config = withSetting(properties, RING_DEPTH, config, EngineConfig::withRingDepth);
+        config = withSetting(properties, CONTROL_SLOTS, config, EngineConfig::withControlSlots);
+        withSetting(properties, SPIN_MICROS, config, EngineConfig::withSpinMicros);
+    }
+
+    private static EngineConfig withSetting(Function<String, String> properties, String property, EngineConfig config,
+                                            BiFunction<EngineConfig, Integer, EngineConfig> with) {
+        String value = properties.apply(property);
+        if (value == null || value.isBlank()) {
+            return config;
+        }
+        int number;
+        try {
+            number = Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigException("-D" + property + "=" + value + " is not a whole number");
+        }
+        try {
+            return with.apply(config, number);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("-D" + property + "=" + value + ": " + e.getMessage());
+        }
     }
 
     private static Path path(String property, String value) {

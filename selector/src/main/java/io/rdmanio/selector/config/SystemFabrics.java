@@ -1,9 +1,9 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.Engines;
 import io.rdmanio.core.fabric.Fabrics;
 import java.io.IOException;
-import java.lang.reflect.InvocationTargetException;
 import java.util.ServiceConfigurationError;
 
 /**
@@ -31,20 +31,6 @@ final class SystemFabrics implements FabricDirectory {
 
     @Override
     public Engine engine(String fabricName) throws IOException {
-        try {
-            Class<?> engines = Class.forName("io.rdmanio.core.engine.Engines");
-            return (Engine) engines.getMethod("get", String.class).invoke(null, fabricName);
-        } catch (ClassNotFoundException | NoSuchMethodException | IllegalAccessException e) {
-            throw new IOException("the connection engine is not in this build", e);
-        } catch (InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof IOException) {
-                throw (IOException) cause;
-            }
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            throw new IOException("the " + fabricName + " engine failed to open: " + cause, cause);
-        }
+        return Engines.get(fabricName);
     }
 }

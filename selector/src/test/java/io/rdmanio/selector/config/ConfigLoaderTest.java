@@ -155,4 +155,19 @@ class ConfigLoaderTest {
             });
         }
     }
+
+    @Test
+    void engineSettingsAreCheckedAtStart() {
+        assertEquals("loopback", load(Map.of(ConfigLoader.FABRIC, "loopback", "rdmanio.slotSize", "4096",
+                "rdmanio.ringDepth", "8", "rdmanio.controlSlots", "4", "rdmanio.spinMicros", "0")).fabric());
+        ConfigException e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.slotSize", "1000")));
+        assertEquals("-Drdmanio.slotSize=1000: slot size must be a power of two between 256 and 1073741824 bytes: 1000",
+                e.getMessage());
+        e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.ringDepth", "0")));
+        assertEquals("-Drdmanio.ringDepth=0: rdmanio.ringDepth must be between 1 and 65536: 0", e.getMessage());
+        e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.controlSlots", "1")));
+        assertTrue(e.getMessage().startsWith("-Drdmanio.controlSlots=1: "), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.spinMicros", "fast")));
+        assertEquals("-Drdmanio.spinMicros=fast is not a whole number", e.getMessage());
+    }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.engine.ConnectionOptions;
 import io.rdmanio.core.engine.Connection;
@@ -148,5 +149,23 @@ class FabricChoiceTest {
     void theBuildsOwnDirectoryFindsLoopbackAndNamesMissingFabrics() {
         assertNull(SystemFabrics.INSTANCE.unavailableReason("loopback"));
         assertEquals("the nosuch fabric is not in this build", SystemFabrics.INSTANCE.unavailableReason("nosuch"));
+    }
+
+    @Test
+    void loopbackOpensTheSharedEngineOfTheEngineModule() throws Exception {
+        FabricChoice choice = new FabricChoice("loopback", SystemFabrics.INSTANCE);
+        Engine engine = choice.engineFor(LOCAL, true);
+        assertEquals("loopback", engine.fabricName());
+        assertSame(engine, choice.engineFor(REMOTE, false));
+        assertSame(engine, io.rdmanio.core.engine.Engines.get("loopback"));
+    }
+
+    @Test
+    void aFabricNotInThisBuildSaysSo() {
+        FabricChoice choice = new FabricChoice("disni", SystemFabrics.INSTANCE);
+        IOException e = assertThrows(IOException.class, () -> choice.engineFor(REMOTE, false));
+        assertTrue(e.getMessage().startsWith("rdmanio.fabric=disni: the disni fabric cannot carry a connection to "
+                + REMOTE + ": "), e.getMessage());
+        assertTrue(e.getMessage().contains("disni"), e.getMessage());
     }
 }
