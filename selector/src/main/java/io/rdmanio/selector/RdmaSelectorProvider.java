@@ -1,8 +1,7 @@
 package io.rdmanio.selector;
 
-import io.rdmanio.selector.config.EngineSource;
+import io.rdmanio.selector.config.ConfigLoader;
 import io.rdmanio.selector.config.RdmanioConfig;
-import io.rdmanio.selector.config.Route;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -34,7 +33,7 @@ public class RdmaSelectorProvider extends SelectorProvider {
 
     /** Used by {@code java.nio.channels.spi.SelectorProvider}: the configuration comes from system properties. */
     public RdmaSelectorProvider() {
-        this(loadConfig());
+        this(ConfigLoader.load());
     }
 
     public RdmaSelectorProvider(RdmanioConfig config) {
@@ -58,25 +57,6 @@ public class RdmaSelectorProvider extends SelectorProvider {
             throw new IllegalStateException("this JDK has no usable sun.nio.ch.DefaultSelectorProvider.get()"
                     + " (run with " + EXPORTS_FLAG + " on JDK 17 or later)", e);
         }
-    }
-
-    // TODO: load with io.rdmanio.selector.config.ConfigLoader.load() once that class is on this branch; until
-    // then the provider installed by system property routes every socket to the JDK's TCP.
-    private static RdmanioConfig loadConfig() {
-        EngineSource noFabric = (peer, listening) -> {
-            throw new IOException("no fabric is configured to carry " + peer);
-        };
-        return new RdmanioConfig(new io.rdmanio.selector.config.Router() {
-            @Override
-            public Route forBind(java.net.InetSocketAddress local) {
-                return Route.NO_MATCH;
-            }
-
-            @Override
-            public Route forConnect(java.net.InetSocketAddress remote) {
-                return Route.NO_MATCH;
-            }
-        }, noFabric, "auto", null);
     }
 
     /** The configuration this provider routes by. */

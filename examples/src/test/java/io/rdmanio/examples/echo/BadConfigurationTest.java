@@ -6,12 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A program started with a broken rdmanio configuration stops, and stderr says which file, line and why. */
-@Disabled("needs the selector provider on main")
 class BadConfigurationTest {
 
     @TempDir

@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,7 +15,6 @@ import org.junit.jupiter.api.io.TempDir;
  * The unmodified echo example in a fresh JVM, activated by property: every connection the rules route goes over
  * the loopback fabric, every other one stays on the JDK's TCP, and every byte comes back intact.
  */
-@Disabled("needs the selector provider and the engine on main")
 class EchoThroughRdmanioTest {
 
     @TempDir
