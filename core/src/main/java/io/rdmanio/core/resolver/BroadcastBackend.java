@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * subnet, or one with no broadcast (IPv6), is queried by unicast to its own responder port.
  *
  * <p>Threads: one daemon thread per socket, each blocked in {@code receive} (no CPU when idle): the responder's
- * ({@code rdmanio-resolver-responder}, opened on the first registration) and the querier's
+ * ({@code rdmanio-resolver-responder}, opened on the first registration or resolve) and the querier's
  * ({@code rdmanio-resolver-answers}, opened on the first resolve). Any thread may resolve, register and
  * unregister; sends are serialized by {@code sendLock}. Nothing here throws on a bad packet: it is counted and
  * dropped.
@@ -157,6 +157,14 @@ final class BroadcastBackend implements ResolverBackend {
                 DatagramPort s = sockets.open(0, false);
                 startThread("rdmanio-resolver-answers", () -> receiveLoop(s, false));
                 querySocket = s;
+                // A process that resolves also listens on the well-known port, so announcements and withdrawals
+                // keep its cache current; without it, resolves still work, only slower to notice restarts.
+                try {
+                    ensureResponderSocket();
+                } catch (IOException e) {
+                    LOG.warn("the resolver cannot listen on UDP port {}; announcements will not reach this "
+                        + "process's cache: {}", settings.port(), e.getMessage());
+                }
             }
             return querySocket;
         }
