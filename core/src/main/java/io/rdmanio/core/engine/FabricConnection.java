@@ -22,7 +22,6 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,8 +77,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private final int signalInterval;
     private final int[] recvIds;
     private final int[] stagingIds;
+    /** The slot holding this connection's control-frame entries; set by {@link #setUp}. */
+    private int controlSlotId;
     private final long incarnation;
-    private final CopyOnWriteArrayList<ReadinessListener> readinessListeners = new CopyOnWriteArrayList<>();
+    /** Copied on write under {@link #listenersLock} (setup only), read without a lock and without allocating. */
+    private volatile ReadinessListener[] readinessListeners = ReadinessListeners.NONE;
+    private final Object listenersLock = new Object();
     /** The client's handshake, kept to name both sides' values if the server rejects it. */
     private ByteBuffer request;
     private QueuePair qp;
@@ -93,6 +96,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     // ---- guarded by lock
     private final Object lock = new Object();
     private int state = CONNECTING;
+    private boolean slotsAllocated;
     private IOException failure;
     private CreditWindow credit;
     private boolean connectedOnce;
@@ -109,7 +113,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean outputShutdown;
     private boolean inputShutdown;
     private boolean writeBlocked;
+    /** Counted in the engine's lingering connections (closed or failed, not yet torn down). */
+    private boolean lingering;
     private int lastReady;
+    /** Bytes or FIN arrived since readiness was last reported. */
+    private boolean readEvent;
     // receive ring
     private int postedRecvs;
     private final int[] recvLen;
@@ -209,8 +217,6 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         return c;
     }
 
-    private int controlSlotId;
-
     private void setUp() throws IOException {
         int[] ids = new int[recvCount + stagingCount + 1];
         pool.allocate(ids, ids.length);
@@ -231,8 +237,6 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
         }
     }
-
-    private boolean slotsAllocated;
 
     // -------------------------------------------------------------------------------------------------------------
     // Completions and events (progress thread, under the engine's progress lock).
@@ -321,11 +325,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     recvLen[i] = length;
                     readQueue[(int) (readTail++ % recvCount)] = i;
                     available += length;
+                    // Readable again even if READ never cleared: a selector that left bytes unread hears of more.
+                    readEvent = true;
                 }
                 break;
             }
             case TYPE_FIN:
                 finReceived = true;
+                readEvent = true;
                 postRecvLocked(i);
                 break;
             case TYPE_HELLO:
@@ -838,6 +845,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         LOG.debug("connection with {} failed", remote, e);
         discardQueuedLocked(false);
         disconnectLocked();
+        lingerLocked();
+    }
+
+    /** Asks the engine to keep driving progress until this connection is torn down. */
+    private void lingerLocked() {
+        if (!tornDown && !lingering) {
+            lingering = true;
+            engine.beginLinger();
+        }
     }
 
     private void disconnectLocked() {
@@ -866,6 +882,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void teardownLocked() {
         tornDown = true;
         state = CLOSED;
+        if (lingering) {
+            lingering = false;
+            engine.endLinger();
+        }
         engine.unregister(this, id, qpNum);
         id.close();
         if (cq != null) {
@@ -926,6 +946,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     // Otherwise the FIN's completion disconnects (no blocking here).
                 }
                 tryTeardownLocked();
+                lingerLocked();
             }
             lastReady = readyOpsLocked();
         }
@@ -941,6 +962,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 discardQueuedLocked(false);
                 disconnectLocked();
                 tryTeardownLocked();
+                lingerLocked();
             }
         }
         engine.wakeWaiters();
@@ -995,10 +1017,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         return ops;
     }
 
-    /** Whether readiness gained an operation since last reported. */
+    /** Whether readiness gained an operation (or more bytes arrived) since last reported. */
     private boolean updateReadinessLocked() {
         int now = readyOpsLocked();
-        boolean gained = (now & ~lastReady) != 0;
+        boolean gained = (now & ~lastReady) != 0 || readEvent;
+        readEvent = false;
         lastReady = now;
         if (gained && (now & Readiness.WRITE) != 0) {
             writeBlocked = false;
@@ -1030,12 +1053,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     @Override
     public void addReadinessListener(ReadinessListener l) {
-        readinessListeners.addIfAbsent(l);
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.with(readinessListeners, l);
+        }
     }
 
     @Override
     public void removeReadinessListener(ReadinessListener l) {
-        readinessListeners.remove(l);
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.without(readinessListeners, l);
+        }
     }
 
     @Override
@@ -1068,7 +1095,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** The credit window's state, for diagnostics. */
     String creditState() {
         synchronized (lock) {
-            return String.valueOf(credit);
+            return credit + (writeBlocked ? " write-blocked" : "") + " staged " + (fillSeq - postSeq) + " posted "
+                + (postSeq - freeSeq) + " held " + (readTail - readHead) + " posted receives " + postedRecvs;
         }
     }
 

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -77,6 +78,13 @@ final class FabricEngine implements Engine {
     // ---- guarded by flushQueue: connections with deferred work (credit after reads, returned loans)
     private final ArrayDeque<FabricConnection> flushQueue = new ArrayDeque<>();
     private volatile boolean flushPending;
+
+    // ---- the closer: a daemon thread that drives progress only while connections are closing or failed and not
+    // yet torn down, so that close() keeps its promise (FIN after staged bytes, then every slot back) without the
+    // application driving this engine again. Idle (parked, no deadline) otherwise; never on the data path.
+    private final AtomicInteger lingering = new AtomicInteger();
+    private final Object closerLock = new Object();
+    private volatile Thread closer;
 
     // ---- counters
     final AtomicLong connectionsOpened = new AtomicLong();
@@ -162,12 +170,14 @@ final class FabricEngine implements Engine {
     CompletionQueue reserveCq(int entries) throws IOException {
         synchronized (setupLock) {
             for (CqBudget b : cqBudgets) {
-                if (b.capacity - b.reserved >= entries) {
+                // An eighth is kept free: a torn-down queue pair's last flush completions may still sit in the
+                // queue after its budget was released (verbs does not order send and receive flushes).
+                if (b.capacity - b.capacity / 8 - b.reserved >= entries) {
                     b.reserved += entries;
                     return b.cq;
                 }
             }
-            int capacity = Math.max(CQ_ENTRIES, entries);
+            int capacity = Math.max(CQ_ENTRIES, entries + entries / 4);
             CqBudget b = new CqBudget(fabric.createCompletionQueue(capacity), capacity);
             b.reserved = entries;
             cqBudgets.add(b);
@@ -250,6 +260,10 @@ final class FabricEngine implements Engine {
         }
         int work = 0;
         try {
+            if (closed) {
+                // Closed while this thread waited for the lock: the queues are gone.
+                return 0;
+            }
             signalled = false;
             work += pollCompletions();
             work += pollEvents();
@@ -424,6 +438,53 @@ final class FabricEngine implements Engine {
         }
     }
 
+    /** A connection was closed or failed and needs progress until it is torn down. */
+    void beginLinger() {
+        if (lingering.getAndIncrement() == 0) {
+            Thread t = closer;
+            if (t == null) {
+                synchronized (closerLock) {
+                    t = closer;
+                    if (t == null && !closed) {
+                        t = new Thread(this::runCloser, "rdmanio-" + fabric.name() + "-closer");
+                        t.setDaemon(true);
+                        closer = t;
+                        t.start();
+                        return;
+                    }
+                }
+            }
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+    }
+
+    /** A lingering connection was torn down. */
+    void endLinger() {
+        lingering.decrementAndGet();
+    }
+
+    /** Connections closed or failed and not yet torn down (for tests). */
+    int lingeringCount() {
+        return lingering.get();
+    }
+
+    private void runCloser() {
+        Thread self = Thread.currentThread();
+        Notifier wake = () -> LockSupport.unpark(self);
+        while (!closed) {
+            if (lingering.get() == 0) {
+                LockSupport.park(this);
+                continue;
+            }
+            progress();
+            if (lingering.get() > 0 && arm(wake)) {
+                LockSupport.park(this);
+            }
+        }
+    }
+
     @Override
     public long spinNanos() {
         return config.spinMicros() * 1000L;
@@ -555,6 +616,10 @@ final class FabricEngine implements Engine {
             progressLock.unlock();
         }
         wakeWaiters();
+        Thread t = closer;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
         if (ownsFabric) {
             try {
                 fabric.close();

@@ -10,7 +10,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +29,9 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
     private final int backlog;
     private final ConnectionOptions options;
     private final InetSocketAddress local;
-    private final CopyOnWriteArrayList<ReadinessListener> readinessListeners = new CopyOnWriteArrayList<>();
+    /** Copied on write under {@link #listenersLock} (setup only), read without a lock and without allocating. */
+    private volatile ReadinessListener[] readinessListeners = ReadinessListeners.NONE;
+    private final Object listenersLock = new Object();
 
     // ---- guarded by lock
     private final Object lock = new Object();
@@ -130,12 +131,16 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
 
     @Override
     public void addReadinessListener(ReadinessListener l) {
-        readinessListeners.addIfAbsent(l);
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.with(readinessListeners, l);
+        }
     }
 
     @Override
     public void removeReadinessListener(ReadinessListener l) {
-        readinessListeners.remove(l);
+        synchronized (listenersLock) {
+            readinessListeners = ReadinessListeners.without(readinessListeners, l);
+        }
     }
 
     @Override

@@ -336,4 +336,82 @@ class ConnectionBasicsTest {
             assertEquals(0, p.server.pool().slotsInUse());
         }
     }
+
+    @Test
+    void closeCompletesWithoutTheApplicationDrivingThatEngineAgain() throws Exception {
+        try (Pair p = new Pair(SMALL)) {
+            FabricConnection[] cs = p.connect();
+            Streams s = new Streams(1 << 20, 4);
+            ByteBuffer buf = ByteBuffer.allocate(4096);
+            while (s.write(cs[0], buf, 4096) > 0) {
+                p.pump();
+            }
+            s.endHere();
+            cs[0].close();
+            // From here only the server's engine is driven by this thread; the client's engine finishes the
+            // close (staged bytes, FIN, teardown) on its own.
+            ByteBuffer in = ByteBuffer.allocate(8192);
+            long deadline = System.nanoTime() + Pair.TIMEOUT_NANOS;
+            while (s.read(cs[1], in, 8192) != -1) {
+                p.server.progress();
+                assertTrue(System.nanoTime() - deadline < 0, "the closed side stopped sending");
+            }
+            s.assertChecksumsMatch();
+            cs[1].close();
+            while (!(cs[0].isTornDown() && cs[1].isTornDown())) {
+                p.server.progress();
+                assertTrue(System.nanoTime() - deadline < 0, "teardown did not happen");
+                Thread.onSpinWait();
+            }
+            assertEquals(0, p.client.pool().slotsInUse());
+            assertEquals(0, p.client.lingeringCount());
+        }
+    }
+
+    @Test
+    void aLoanOutlivingItsConnectionReturnsTheSlotToThePoolOnRelease() throws Exception {
+        try (Pair p = new Pair(SMALL)) {
+            FabricConnection[] cs = p.connect();
+            write(cs[0], ByteBuffer.wrap(new byte[] {7, 8, 9}));
+            ByteBuf[] got = new ByteBuf[1];
+            p.await("a loan", () -> {
+                try {
+                    got[0] = cs[1].readBuffer();
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+                return got[0] != null;
+            });
+            cs[1].abort();
+            cs[0].close();
+            p.await("teardown", () -> cs[0].isTornDown() && cs[1].isTornDown());
+            // The lent slot is still the application's: the rest went back.
+            assertEquals(1, p.server.pool().slotsInUse());
+            assertEquals(9, got[0].getByte(got[0].readerIndex() + 2));
+            CompletableFuture.runAsync(() -> got[0].release()).get(20, TimeUnit.SECONDS);
+            assertEquals(0, p.server.pool().slotsInUse());
+        }
+    }
+
+    @Test
+    void listenersHearOfEveryArrivalEvenWhileBytesAreLeftUnread() throws Exception {
+        try (Pair p = new Pair(SMALL)) {
+            FabricConnection[] cs = p.connect();
+            int[] fired = new int[1];
+            cs[1].addReadinessListener(src -> {
+                assertSame(cs[1], src);
+                fired[0]++;
+            });
+            write(cs[0], ByteBuffer.allocate(10));
+            p.await("first arrival", () -> fired[0] == 1);
+            assertEquals(Readiness.READ, cs[1].readyOps() & Readiness.READ);
+            write(cs[0], ByteBuffer.allocate(10));
+            p.await("second arrival, READ never cleared", () -> fired[0] == 2);
+            ReadinessListener removed = src -> fail("removed listeners are not called");
+            cs[1].addReadinessListener(removed);
+            cs[1].removeReadinessListener(removed);
+            write(cs[0], ByteBuffer.allocate(10));
+            p.await("third arrival", () -> fired[0] == 3);
+        }
+    }
 }

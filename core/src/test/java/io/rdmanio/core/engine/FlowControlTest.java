@@ -86,7 +86,7 @@ class FlowControlTest {
                 }
             }
             boolean moved = false;
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < 12; k++) {
                 moved |= ds[r.nextInt(ds.length)].step(r);
             }
             moved |= p.pump() > 0;

@@ -20,7 +20,9 @@ final class Streams {
     boolean eof;
     final CRC32 sent = new CRC32();
     final CRC32 received = new CRC32();
-    private final byte[] scratch = new byte[1 << 16];
+    /** One per end: the writer and the reader may be different threads. */
+    private final byte[] writeScratch = new byte[1 << 16];
+    private final byte[] readScratch = new byte[1 << 16];
 
     Streams(long total, int seed) {
         this.total = total;
@@ -56,13 +58,19 @@ final class Streams {
             return 0;
         }
         buf.clear();
-        for (int i = 0; i < n; i++) {
-            buf.put(at(written + i));
+        for (int off = 0; off < n; off += writeScratch.length) {
+            int k = Math.min(writeScratch.length, n - off);
+            for (int i = 0; i < k; i++) {
+                writeScratch[i] = at(written + off + i);
+            }
+            buf.put(writeScratch, 0, k);
         }
         buf.flip();
         long taken = c.write(new ByteBuffer[] {buf}, 0, 1);
-        for (long i = 0; i < taken; i++) {
-            sent.update(at(written + i));
+        for (int off = 0; off < taken; off += writeScratch.length) {
+            int k = (int) Math.min(writeScratch.length, taken - off);
+            buf.get(off, writeScratch, 0, k);
+            sent.update(writeScratch, 0, k);
         }
         written += taken;
         return taken;
@@ -77,19 +85,16 @@ final class Streams {
             eof = true;
             return n;
         }
-        buf.flip();
-        for (int i = 0; i < n; i++) {
-            byte b = buf.get(i);
-            if (b != at(read + i)) {
-                throw new AssertionError("byte " + (read + i) + " is " + b + ", expected " + at(read + i));
+        for (int off = 0; off < n; off += readScratch.length) {
+            int k = (int) Math.min(readScratch.length, n - off);
+            buf.get(off, readScratch, 0, k);
+            for (int i = 0; i < k; i++) {
+                long at = read + off + i;
+                if (readScratch[i] != at(at)) {
+                    throw new AssertionError("byte " + at + " is " + readScratch[i] + ", expected " + at(at));
+                }
             }
-        }
-        int off = 0;
-        while (off < n) {
-            int k = (int) Math.min(scratch.length, n - off);
-            buf.get(off, scratch, 0, k);
-            received.update(scratch, 0, k);
-            off += k;
+            received.update(readScratch, 0, k);
         }
         read += n;
         return n;

@@ -1,0 +1,159 @@
+package io.rdmanio.core.fabric.disni.verbs;
+
+import io.rdmanio.core.fabric.CompletionQueue;
+import io.rdmanio.core.fabric.Completions;
+import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.fabric.Notifier;
+import java.io.IOException;
+
+/**
+ * An SPI completion queue: a ring of {@code entries} completions, filled from the fabric's device completion
+ * queue by whichever thread drains it (a poller of any queue, or the fabric's completion thread).
+ *
+ * <p>Thread-safe: every field is guarded by the fabric's completion lock ({@link VerbsFabric#cqLock}). Holding more
+ * than {@code entries} completions is an overrun, as on a device: the queue's queue pairs fail and {@link #poll}
+ * throws from then on. The notifier runs under the completion lock (it must not call back into the fabric, as the
+ * SPI says).
+ */
+final class VerbsCompletionQueue implements CompletionQueue {
+
+    private final VerbsFabric fabric;
+    final int entries;
+
+    // ---- guarded by fabric.cqLock
+    private final long[] wrId;
+    private final int[] status;
+    private final int[] opcode;
+    private final int[] byteLen;
+    private final int[] imm;
+    private final int[] qpNum;
+    private final boolean[] hasImm;
+    private int head;
+    private int count;
+    private Notifier notifier;
+    private boolean overrun;
+    private boolean closed;
+
+    VerbsCompletionQueue(VerbsFabric fabric, int entries) {
+        this.fabric = fabric;
+        this.entries = entries;
+        wrId = new long[entries];
+        status = new int[entries];
+        opcode = new int[entries];
+        byteLen = new int[entries];
+        imm = new int[entries];
+        qpNum = new int[entries];
+        hasImm = new boolean[entries];
+    }
+
+    VerbsFabric fabricOf() {
+        return fabric;
+    }
+
+    /** Adds one completion (drain, under the completion lock); false on overrun. */
+    boolean add(long id, int st, int op, int len, int immediate, boolean withImm, int qp) {
+        assert Thread.holdsLock(fabric.cqLock);
+        if (closed) {
+            return true;
+        }
+        if (count == entries) {
+            overrun = true;
+            Notifier n = notifier;
+            if (n != null) {
+                notifier = null;
+                fabric.disarmed();
+                n.signal();
+            }
+            return false;
+        }
+        int i = head + count;
+        if (i >= entries) {
+            i -= entries;
+        }
+        wrId[i] = id;
+        status[i] = st;
+        opcode[i] = op;
+        byteLen[i] = len;
+        imm[i] = immediate;
+        hasImm[i] = withImm;
+        qpNum[i] = qp;
+        count++;
+        Notifier n = notifier;
+        if (n != null) {
+            notifier = null;
+            fabric.disarmed();
+            n.signal();
+        }
+        return true;
+    }
+
+    @Override
+    public int poll(Completions out) throws IOException {
+        synchronized (fabric.cqLock) {
+            ensureUsable();
+            fabric.drainLocked();
+            ensureUsable();
+            int n = Math.min(count, out.capacity());
+            for (int k = 0; k < n; k++) {
+                out.wrId[k] = wrId[head];
+                out.status[k] = status[head];
+                out.opcode[k] = opcode[head];
+                out.byteLen[k] = byteLen[head];
+                out.imm[k] = imm[head];
+                out.hasImm[k] = hasImm[head];
+                out.qpNum[k] = qpNum[head];
+                if (++head == entries) {
+                    head = 0;
+                }
+            }
+            count -= n;
+            out.count(n);
+            return n;
+        }
+    }
+
+    @Override
+    public void requestNotify(Notifier n) throws IOException {
+        synchronized (fabric.cqLock) {
+            ensureUsable();
+            fabric.drainLocked();
+            if (count > 0 || overrun) {
+                if (notifier != null) {
+                    notifier = null;
+                    fabric.disarmed();
+                }
+                n.signal();
+                return;
+            }
+            if (notifier == null) {
+                fabric.armed();
+            }
+            notifier = n;
+        }
+    }
+
+    private void ensureUsable() throws IOException {
+        if (closed) {
+            throw new FabricException("the completion queue is closed");
+        }
+        if (overrun) {
+            throw new FabricException("completion queue overrun: more than " + entries + " completions were pending; "
+                + "its queue pairs failed");
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (fabric.cqLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            if (notifier != null) {
+                notifier = null;
+                fabric.disarmed();
+            }
+        }
+        fabric.closed(this);
+    }
+}

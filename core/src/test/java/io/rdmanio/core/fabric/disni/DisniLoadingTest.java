@@ -1,0 +1,91 @@
+package io.rdmanio.core.fabric.disni;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmanio.core.fabric.Fabric;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * How the fabric finds libdisni without java.library.path: a library packed into the jar is extracted, and DiSNI's
+ * own {@code System.loadLibrary("disni")} reaches it through the fabric's class loader.
+ */
+class DisniLoadingTest {
+
+    /** The library this build produced (core's tests run in core/). */
+    private static final Path BUILT = Path.of("..", "native", "target", "native", "linux-x86_64", "libdisni.so");
+
+    @Test
+    void aPackedLibraryIsExtractedToAPrivateFile(@TempDir Path dir) throws Exception {
+        Path packed = dir.resolve(DisniRuntime.resourceName());
+        Files.createDirectories(packed.getParent());
+        byte[] bytes = {0x7f, 'E', 'L', 'F', 1, 2, 3};
+        Files.write(packed, bytes);
+        try (URLClassLoader jar = new URLClassLoader(new URL[] {dir.toUri().toURL()}, null)) {
+            Path extracted = DisniRuntime.findLibrary(jar);
+            assertNotNull(extracted);
+            assertNotEquals(packed.toAbsolutePath(), extracted.toAbsolutePath());
+            assertEquals("libdisni.so", extracted.getFileName().toString());
+            assertArrayEquals(bytes, Files.readAllBytes(extracted));
+        }
+    }
+
+    @Test
+    void withoutAPackedLibraryTheSearchIsLeftToJavaLibraryPath(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(System.getProperty(DisniRuntime.LIBRARY_PROPERTY) == null);
+        try (URLClassLoader empty = new URLClassLoader(new URL[] {dir.toUri().toURL()}, null)) {
+            assertNull(DisniRuntime.findLibrary(empty));
+        }
+        assertNull(new DisniClassLoader(getClass().getClassLoader(), null).findLibrary("disni"));
+    }
+
+    @Test
+    void diSniAndTheVerbsSideAreDefinedByTheFabricLoaderAndTheSpiIsShared(@TempDir Path dir) throws Exception {
+        DisniClassLoader loader = new DisniClassLoader(getClass().getClassLoader(), dir.resolve("libdisni.so"));
+        Class<?> cmId = Class.forName("com.ibm.disni.verbs.RdmaCmId", false, loader);
+        assertSame(loader, cmId.getClassLoader());
+        Class<?> backend = Class.forName(DisniRuntime.BACKEND_CLASS, false, loader);
+        assertSame(loader, backend.getClassLoader());
+        assertSame(Fabric.class, Class.forName(Fabric.class.getName(), false, loader));
+        assertSame(DisniBackend.class, Class.forName(DisniBackend.class.getName(), false, loader));
+        assertEquals(dir.resolve("libdisni.so").toAbsolutePath().toString(), loader.findLibrary("disni"));
+        assertNull(loader.findLibrary("other"));
+    }
+
+    /** DiSNI's static initializer calls System.loadLibrary("disni"): through this loader it finds the file. */
+    @Test
+    void diSniLoadsTheLibraryThroughTheFabricLoader(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(Files.isRegularFile(BUILT), "libdisni is not built (mvn -pl native compile)");
+        // A JNI library binds to one class loader per file: this test loads its own copy.
+        Path copy = dir.resolve("libdisni.so");
+        Files.copy(BUILT, copy, StandardCopyOption.REPLACE_EXISTING);
+        DisniClassLoader loader = new DisniClassLoader(getClass().getClassLoader(), copy);
+        Class<?> dispatcher = Class.forName("com.ibm.disni.verbs.impl.NativeDispatcher", true, loader);
+        assertSame(loader, dispatcher.getClassLoader());
+    }
+
+    @Test
+    void aLibraryThatCannotLoadIsReportedWithWhatToInstall(@TempDir Path dir) throws Exception {
+        Path missing = dir.resolve("libdisni.so");
+        DisniClassLoader loader = new DisniClassLoader(getClass().getClassLoader(), missing);
+        Throwable t = assertThrows(Throwable.class,
+            () -> Class.forName("com.ibm.disni.verbs.impl.NativeDispatcher", true, loader));
+        String reason = DisniRuntime.describe(t);
+        assertTrue(reason.startsWith("libdisni could not be loaded"), reason);
+        assertTrue(reason.contains("apt-get install libibverbs1 librdmacm1 rdma-core"), reason);
+        assertTrue(reason.contains("-D" + DisniRuntime.LIBRARY_PROPERTY), reason);
+    }
+}

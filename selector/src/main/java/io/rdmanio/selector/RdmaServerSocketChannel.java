@@ -1,0 +1,578 @@
+package io.rdmanio.selector;
+
+import io.rdmanio.core.engine.Connection;
+import io.rdmanio.core.engine.ConnectionOptions;
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.Listener;
+import io.rdmanio.core.engine.Readiness;
+import io.rdmanio.core.engine.ReadinessListener;
+import io.rdmanio.selector.config.Action;
+import io.rdmanio.selector.config.Route;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.SocketAddress;
+import java.net.SocketOption;
+import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.nio.channels.AlreadyBoundException;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.IllegalBlockingModeException;
+import java.nio.channels.NotYetBoundException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A server socket channel routed at bind by the router's bind rules: to a JDK {@link ServerSocketChannel}, to
+ * an engine {@link Listener} whose accepted connections become fabric {@link RdmaSocketChannel}s, or (rule
+ * action {@code both}, or {@code auto} where a fabric can listen) to the two at once, on the same port.
+ *
+ * <p>Thread-safe as the JDK's channel: one acceptor at a time (accept lock), state under the state lock, never
+ * block holding the state lock. Lock order: accept lock, blocking lock, state lock.
+ */
+final class RdmaServerSocketChannel extends ServerSocketChannel implements RoutedChannel {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaServerSocketChannel.class);
+
+    private final RdmaSelectorProvider rdma;
+    private final ReentrantLock acceptLock = new ReentrantLock();
+    private final Object stateLock = new Object();
+
+    // -- written under the state lock, read anywhere
+    private volatile int route;
+    private volatile ServerSocketChannel delegate;
+    private volatile Listener listener;
+
+    // -- accept lock
+    private int acceptTurn;
+
+    // -- state lock
+    private final Map<SocketOption<?>, Object> options = new HashMap<>();
+    /** Opened on the first blocking accept of a server on both transports. */
+    private Selector waitSelector;
+    private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
+    private ServerSocket socket;
+
+    RdmaServerSocketChannel(RdmaSelectorProvider provider) {
+        super(provider);
+        this.rdma = provider;
+    }
+
+    @Override
+    public int route() {
+        return route;
+    }
+
+    @Override
+    public SelectableChannel delegate() {
+        return delegate;
+    }
+
+    ServerSocketChannel delegateChannel() {
+        return delegate;
+    }
+
+    @Override
+    public int fabricReadyOps() {
+        Listener l = listener;
+        return l == null ? 0 : l.readyOps();
+    }
+
+    @Override
+    public Engine fabricEngine() {
+        Listener l = listener;
+        return l == null ? null : l.engine();
+    }
+
+    @Override
+    public void addFabricListener(ReadinessListener l) {
+        Listener li = listener;
+        if (li != null) {
+            li.addReadinessListener(l);
+        }
+    }
+
+    @Override
+    public void removeFabricListener(ReadinessListener l) {
+        Listener li = listener;
+        if (li != null) {
+            li.removeReadinessListener(l);
+        }
+    }
+
+    @Override
+    public void attachKey(RdmaSelectionKey key) {
+        synchronized (stateLock) {
+            keys.add(key);
+        }
+    }
+
+    @Override
+    public void detachKey(RdmaSelectionKey key) {
+        synchronized (stateLock) {
+            keys.remove(key);
+        }
+    }
+
+    private void publishRoute() {
+        RdmaSelectionKey[] ks;
+        synchronized (stateLock) {
+            ks = keys.toArray(new RdmaSelectionKey[0]);
+        }
+        for (RdmaSelectionKey k : ks) {
+            k.rdmaSelector().enqueue(k);
+        }
+    }
+
+    private void ensureOpen() throws ClosedChannelException {
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
+    }
+
+    @Override
+    public ServerSocketChannel bind(SocketAddress local, int backlog) throws IOException {
+        InetSocketAddress isa;
+        if (local == null) {
+            isa = new InetSocketAddress(0);
+        } else {
+            if (!(local instanceof InetSocketAddress)) {
+                throw new UnsupportedAddressTypeException();
+            }
+            isa = (InetSocketAddress) local;
+            if (isa.isUnresolved()) {
+                throw new UnresolvedAddressException();
+            }
+        }
+        acceptLock.lock();
+        try {
+            synchronized (stateLock) {
+                ensureOpen();
+                if (route != ROUTE_NONE) {
+                    throw new AlreadyBoundException();
+                }
+            }
+            Route r = rdma.config().router().forBind(isa);
+            if (r.action() == Action.BOTH || r.action() == Action.AUTO) {
+                bindBoth(isa, backlog, r.action() == Action.AUTO);
+            } else if (r.usesFabric()) {
+                bindFabric(isa, backlog);
+            } else {
+                bindDelegate(isa, backlog);
+            }
+            publishRoute();
+            return this;
+        } finally {
+            acceptLock.unlock();
+        }
+    }
+
+    private Listener listen(InetSocketAddress isa, int backlog) throws IOException {
+        ConnectionOptions opts;
+        synchronized (stateLock) {
+            Object rcv = options.get(StandardSocketOptions.SO_RCVBUF);
+            opts = new ConnectionOptions(rcv == null ? 0 : (Integer) rcv, 0);
+        }
+        Engine engine = rdma.config().engines().engineFor(isa, true);
+        // As the JDK: a backlog below 1 means its default of 50.
+        return engine.listen(isa, backlog < 1 ? 50 : backlog, opts);
+    }
+
+    private void bindFabric(InetSocketAddress isa, int backlog) throws IOException {
+        Listener l = listen(isa, backlog);
+        synchronized (stateLock) {
+            if (!isOpen()) {
+                l.close();
+                throw new ClosedChannelException();
+            }
+            listener = l;
+            route = ROUTE_FABRIC;
+        }
+    }
+
+    private void bindDelegate(InetSocketAddress isa, int backlog) throws IOException {
+        ServerSocketChannel d = rdma.jdk().openServerSocketChannel();
+        try {
+            synchronized (stateLock) {
+                for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
+                    setDelegateOption(d, e.getKey(), e.getValue());
+                }
+            }
+            d.bind(isa, backlog);
+        } catch (IOException | RuntimeException e) {
+            d.close();
+            throw e;
+        }
+        adoptDelegate(d);
+    }
+
+    /** Makes the bound JDK channel {@code d} this channel's only transport, in this channel's blocking mode. */
+    private void adoptDelegate(ServerSocketChannel d) throws IOException {
+        synchronized (blockingLock()) {
+            synchronized (stateLock) {
+                if (!isOpen()) {
+                    d.close();
+                    throw new ClosedChannelException();
+                }
+                d.configureBlocking(isBlocking());
+                delegate = d;
+                route = ROUTE_DELEGATE;
+            }
+        }
+    }
+
+    /**
+     * Listens on TCP and on the fabric at the same address and port (the TCP port first, as the kernel's port
+     * space is the shared one). The JDK channel stays non-blocking: accept takes from whichever side has a
+     * connection, and a blocking accept waits on both through a private selector.
+     */
+    private void bindBoth(InetSocketAddress isa, int backlog, boolean tcpWithoutFabric) throws IOException {
+        ServerSocketChannel d = rdma.jdk().openServerSocketChannel();
+        Listener l;
+        try {
+            synchronized (stateLock) {
+                for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
+                    setDelegateOption(d, e.getKey(), e.getValue());
+                }
+            }
+            d.bind(isa, backlog);
+            d.configureBlocking(false);
+            int port = ((InetSocketAddress) d.getLocalAddress()).getPort();
+            try {
+                l = listen(new InetSocketAddress(isa.getAddress(), port), backlog);
+            } catch (IOException e) {
+                if (!tcpWithoutFabric) {
+                    throw e;
+                }
+                // An auto rule where no fabric can listen: the server is on TCP alone.
+                LOG.debug("server on {} stays on TCP: {}", d.getLocalAddress(), e.toString());
+                adoptDelegate(d);
+                return;
+            }
+        } catch (IOException | RuntimeException e) {
+            d.close();
+            throw e;
+        }
+        synchronized (stateLock) {
+            if (!isOpen()) {
+                l.close();
+                d.close();
+                throw new ClosedChannelException();
+            }
+            delegate = d;
+            listener = l;
+            route = ROUTE_BOTH;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void setDelegateOption(ServerSocketChannel d, SocketOption<T> name, Object value) throws IOException {
+        d.setOption(name, (T) value);
+    }
+
+    @Override
+    public SocketChannel accept() throws IOException {
+        return implAccept(isBlocking() ? Long.MAX_VALUE : 0);
+    }
+
+    /** The socket adaptor's accept with SO_TIMEOUT (0: none); the channel must be in blocking mode. */
+    SocketChannel timedAccept(long timeoutNanos) throws IOException {
+        if (!isBlocking()) {
+            throw new IllegalBlockingModeException();
+        }
+        ServerSocketChannel d = delegate;
+        if (d != null && route == ROUTE_DELEGATE) {
+            // The JDK's adaptor keeps SO_TIMEOUT semantics; its socket wraps the accepted JDK channel.
+            d.socket().setSoTimeout((int) Math.min(Integer.MAX_VALUE, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+            SocketChannel accepted;
+            try {
+                accepted = d.socket().accept().getChannel();
+            } catch (java.nio.channels.ClosedByInterruptException e) {
+                close();
+                throw e;
+            }
+            return new RdmaSocketChannel(rdma, accepted);
+        }
+        return implAccept(timeoutNanos == 0 ? Long.MAX_VALUE : timeoutNanos);
+    }
+
+    private SocketChannel implAccept(long nanos) throws IOException {
+        ServerSocketChannel d = delegate;
+        if (d != null && route == ROUTE_DELEGATE) {
+            SocketChannel accepted;
+            try {
+                accepted = d.accept();
+            } catch (IOException e) {
+                if (!d.isOpen()) {
+                    close();
+                }
+                throw e;
+            }
+            return accepted == null ? null : new RdmaSocketChannel(rdma, accepted);
+        }
+        acceptLock.lock();
+        try {
+            ensureOpen();
+            Listener l = listener;
+            if (l == null) {
+                throw new NotYetBoundException();
+            }
+            if (route == ROUTE_BOTH) {
+                return acceptEither(l, d, nanos);
+            }
+            long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
+            for (;;) {
+                Connection c = l.accept();
+                if (c != null) {
+                    return new RdmaSocketChannel(rdma, c, inheritedOptions());
+                }
+                if (nanos == 0) {
+                    return null;
+                }
+                long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+                if (wait <= 0) {
+                    throw new SocketTimeoutException("Accept timed out");
+                }
+                boolean ready = false;
+                begin();
+                try {
+                    ready = l.await(Readiness.ACCEPT, wait) != 0;
+                } finally {
+                    end(ready);
+                }
+                ensureOpen();
+            }
+        } finally {
+            acceptLock.unlock();
+        }
+    }
+
+    /** Accept lock held. A connection from either transport, alternating which is asked first. */
+    private SocketChannel acceptEither(Listener l, ServerSocketChannel d, long nanos) throws IOException {
+        long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
+        for (;;) {
+            boolean tcpFirst = (acceptTurn++ & 1) == 0;
+            for (int i = 0; i < 2; i++) {
+                if (tcpFirst == (i == 0)) {
+                    SocketChannel a;
+                    try {
+                        a = d.accept();
+                    } catch (ClosedChannelException e) {
+                        ensureOpen();
+                        throw e;
+                    }
+                    if (a != null) {
+                        return new RdmaSocketChannel(rdma, a);
+                    }
+                } else {
+                    Connection c = l.accept();
+                    if (c != null) {
+                        return new RdmaSocketChannel(rdma, c, inheritedOptions());
+                    }
+                }
+            }
+            if (nanos == 0) {
+                return null;
+            }
+            long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+            if (wait <= 0) {
+                throw new SocketTimeoutException("Accept timed out");
+            }
+            awaitEither(wait);
+        }
+    }
+
+    /**
+     * Waits for a connection on either transport through a private selector. Not inside begin()/end(): the
+     * inner JDK selector installs its own interrupt hook for the wait, so an interrupt is noticed afterwards.
+     */
+    private void awaitEither(long nanos) throws IOException {
+        Selector w;
+        synchronized (stateLock) {
+            ensureOpen();
+            w = waitSelector;
+            if (w == null) {
+                RdmaSelector rs = new RdmaSelector(rdma);
+                rs.registerInternal(this, SelectionKey.OP_ACCEPT);
+                waitSelector = w = rs;
+            }
+        }
+        if (!Thread.currentThread().isInterrupted()) {
+            try {
+                w.select(nanos == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+                w.selectedKeys().clear();
+            } catch (ClosedSelectorException e) {
+                // Closed with this channel: reported below.
+            }
+        }
+        if (Thread.currentThread().isInterrupted()) {
+            close();
+            throw new ClosedByInterruptException();
+        }
+        if (!isOpen()) {
+            throw new AsynchronousCloseException();
+        }
+    }
+
+    private Map<SocketOption<?>, Object> inheritedOptions() {
+        synchronized (stateLock) {
+            Map<SocketOption<?>, Object> m = new HashMap<>();
+            Object rcv = options.get(StandardSocketOptions.SO_RCVBUF);
+            if (rcv != null) {
+                m.put(StandardSocketOptions.SO_RCVBUF, rcv);
+            }
+            return m;
+        }
+    }
+
+    @Override
+    public SocketAddress getLocalAddress() throws IOException {
+        ensureOpen();
+        ServerSocketChannel d = delegate;
+        if (d != null) {
+            return d.getLocalAddress();
+        }
+        Listener l = listener;
+        return l == null ? null : l.localAddress();
+    }
+
+    @Override
+    protected void implCloseSelectableChannel() throws IOException {
+        ServerSocketChannel d;
+        Listener l;
+        Selector w;
+        synchronized (stateLock) {
+            d = delegate;
+            l = listener;
+            w = waitSelector;
+        }
+        if (l != null) {
+            l.close();
+        }
+        if (d != null) {
+            d.close();
+        }
+        if (w != null) {
+            // Wakes a thread waiting in accept, then waits for it to leave the selector.
+            w.close();
+        }
+    }
+
+    @Override
+    protected void implConfigureBlocking(boolean block) throws IOException {
+        ServerSocketChannel d = delegate;
+        // On both transports the JDK channel stays non-blocking: accept waits on both itself.
+        if (d != null && route == ROUTE_DELEGATE) {
+            if (block) {
+                synchronized (stateLock) {
+                    for (RdmaSelectionKey k : keys) {
+                        if (!k.isValid()) {
+                            k.cancelInner();
+                        }
+                    }
+                }
+            }
+            d.configureBlocking(block);
+        }
+    }
+
+    @Override
+    public <T> ServerSocketChannel setOption(SocketOption<T> name, T value) throws IOException {
+        Objects.requireNonNull(name, "name");
+        if (!supportedOptions().contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        if (value == null || !name.type().isInstance(value)) {
+            throw new IllegalArgumentException("Invalid value '" + value + "'");
+        }
+        if (name == StandardSocketOptions.SO_RCVBUF && (Integer) value < 0) {
+            throw new IllegalArgumentException("Invalid receive buffer size");
+        }
+        ServerSocketChannel d;
+        synchronized (stateLock) {
+            ensureOpen();
+            d = delegate;
+            if (d == null) {
+                options.put(name, value);
+                return this;
+            }
+        }
+        d.setOption(name, value);
+        return this;
+    }
+
+    @Override
+    public <T> T getOption(SocketOption<T> name) throws IOException {
+        Objects.requireNonNull(name, "name");
+        if (!supportedOptions().contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        ServerSocketChannel d;
+        synchronized (stateLock) {
+            ensureOpen();
+            d = delegate;
+            if (d == null) {
+                Object v = options.get(name);
+                if (v == null) {
+                    v = JdkDefaults.serverSocket(rdma.jdk()).defaultValue(name);
+                }
+                return name.type().cast(v);
+            }
+        }
+        return d.getOption(name);
+    }
+
+    @Override
+    public Set<SocketOption<?>> supportedOptions() {
+        return JdkDefaults.serverSocket(rdma.jdk()).options;
+    }
+
+    @Override
+    public ServerSocket socket() {
+        synchronized (stateLock) {
+            if (socket == null) {
+                try {
+                    socket = new RdmaServerSocketAdaptor(this);
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return socket;
+        }
+    }
+
+    @Override
+    public String toString() {
+        if (!isOpen()) {
+            return "RdmaServerSocketChannel[closed]";
+        }
+        ServerSocketChannel d = delegate;
+        Listener l = listener;
+        if (d != null && l != null) {
+            return "RdmaServerSocketChannel[tcp and " + l.engine().fabricName() + " " + l.localAddress() + "]";
+        }
+        if (d != null) {
+            return "RdmaServerSocketChannel[tcp " + d + "]";
+        }
+        return l == null ? "RdmaServerSocketChannel[unbound]"
+                : "RdmaServerSocketChannel[" + l.engine().fabricName() + " " + l.localAddress() + "]";
+    }
+}

@@ -1,0 +1,516 @@
+package io.rdmanio.selector;
+
+import io.rdmanio.selector.config.RunStats;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.SocketException;
+import java.net.SocketOption;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.IllegalBlockingModeException;
+import java.nio.channels.SocketChannel;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The {@link Socket} view of an {@link RdmaSocketChannel}, as the JDK's socket adaptor: streams (reads honour
+ * SO_TIMEOUT), connect with a timeout, options and state. Once the channel is on the JDK's TCP, stream and
+ * option calls go to the JDK channel's own socket, which keeps their semantics exactly.
+ *
+ * <p>Thread-safe as the channel it views.
+ */
+final class RdmaSocketAdaptor extends Socket {
+
+    private final RdmaSocketChannel ch;
+    private volatile int timeoutMillis;
+
+    RdmaSocketAdaptor(RdmaSocketChannel ch) throws SocketException {
+        super(new NoSocketImpl());
+        this.ch = ch;
+    }
+
+    /** The JDK socket underneath, once the channel is routed to TCP. */
+    private Socket jdk() {
+        SocketChannel d = ch.delegateChannel();
+        return d == null ? null : d.socket();
+    }
+
+    @Override
+    public SocketChannel getChannel() {
+        return ch;
+    }
+
+    @Override
+    public void connect(SocketAddress remote) throws IOException {
+        connect(remote, 0);
+    }
+
+    @Override
+    public void connect(SocketAddress remote, int timeout) throws IOException {
+        Objects.requireNonNull(remote, "connect: The address can't be null");
+        if (timeout < 0) {
+            throw new IllegalArgumentException("connect: timeout can't be negative");
+        }
+        if (isClosed()) {
+            throw new SocketException("Socket is closed");
+        }
+        if (isConnected()) {
+            throw new SocketException("already connected");
+        }
+        if (!ch.isBlocking()) {
+            throw new IllegalBlockingModeException();
+        }
+        if (timeout == 0) {
+            ch.connect(remote);
+        } else {
+            ch.connect(remote, TimeUnit.MILLISECONDS.toNanos(timeout));
+        }
+    }
+
+    @Override
+    public void bind(SocketAddress local) throws IOException {
+        ch.bind(local);
+    }
+
+    @Override
+    public InetAddress getInetAddress() {
+        InetSocketAddress a = remote();
+        return a == null ? null : a.getAddress();
+    }
+
+    @Override
+    public int getPort() {
+        InetSocketAddress a = remote();
+        return a == null ? 0 : a.getPort();
+    }
+
+    @Override
+    public SocketAddress getRemoteSocketAddress() {
+        return remote();
+    }
+
+    private InetSocketAddress remote() {
+        try {
+            return (InetSocketAddress) ch.getRemoteAddress();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private InetSocketAddress local() {
+        try {
+            return (InetSocketAddress) ch.getLocalAddress();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    @Override
+    public InetAddress getLocalAddress() {
+        InetSocketAddress a = local();
+        if (a == null) {
+            return isClosed() ? InetAddress.getLoopbackAddress() : new InetSocketAddress(0).getAddress();
+        }
+        return a.getAddress();
+    }
+
+    @Override
+    public int getLocalPort() {
+        InetSocketAddress a = local();
+        return a == null ? -1 : a.getPort();
+    }
+
+    @Override
+    public SocketAddress getLocalSocketAddress() {
+        return local();
+    }
+
+    @Override
+    public InputStream getInputStream() throws IOException {
+        ensureStreamable();
+        if (isInputShutdown()) {
+            throw new SocketException("Socket input is shutdown");
+        }
+        Socket s = jdk();
+        if (s != null) {
+            s.setSoTimeout(timeoutMillis);
+            return new DelegateInputStream(s.getInputStream());
+        }
+        return new InputStream() {
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                int n = read(one, 0, 1);
+                return n < 0 ? -1 : one[0] & 0xff;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                Objects.checkFromIndexSize(off, len, b.length);
+                if (len == 0) {
+                    return 0;
+                }
+                return ch.timedRead(ByteBuffer.wrap(b, off, len), TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+            }
+
+            @Override
+            public void close() throws IOException {
+                ch.close();
+            }
+        };
+    }
+
+    @Override
+    public OutputStream getOutputStream() throws IOException {
+        ensureStreamable();
+        if (isOutputShutdown()) {
+            throw new SocketException("Socket output is shutdown");
+        }
+        Socket s = jdk();
+        if (s != null) {
+            return new DelegateOutputStream(s.getOutputStream());
+        }
+        return new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                Objects.checkFromIndexSize(off, len, b.length);
+                if (!ch.isBlocking()) {
+                    throw new IllegalBlockingModeException();
+                }
+                ByteBuffer bb = ByteBuffer.wrap(b, off, len);
+                while (bb.hasRemaining()) {
+                    ch.write(bb);
+                }
+            }
+
+            @Override
+            public void close() throws IOException {
+                ch.close();
+            }
+        };
+    }
+
+    /** After a failure that closed the JDK channel underneath (an interrupt), this channel is closed too. */
+    private IOException afterFailure(IOException e) {
+        SocketChannel d = ch.delegateChannel();
+        if (d != null && !d.isOpen()) {
+            try {
+                ch.close();
+            } catch (IOException ignore) {
+                // The failure is what the caller reports.
+            }
+        }
+        return e;
+    }
+
+    /** The JDK socket's stream, closing this channel (not only the one underneath) when it closes. */
+    private final class DelegateInputStream extends java.io.FilterInputStream {
+        DelegateInputStream(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            try {
+                int b = in.read();
+                if (b >= 0) {
+                    RunStats.get().bytes(false, 1);
+                }
+                return b;
+            } catch (IOException e) {
+                throw afterFailure(e);
+            }
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            try {
+                int n = in.read(b, off, len);
+                RunStats.get().bytes(false, n);
+                return n;
+            } catch (IOException e) {
+                throw afterFailure(e);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            ch.close();
+        }
+    }
+
+    private final class DelegateOutputStream extends java.io.FilterOutputStream {
+        DelegateOutputStream(OutputStream out) {
+            super(out);
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            try {
+                out.write(b);
+                RunStats.get().bytes(false, 1);
+            } catch (IOException e) {
+                throw afterFailure(e);
+            }
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            try {
+                out.write(b, off, len);
+                RunStats.get().bytes(false, len);
+            } catch (IOException e) {
+                throw afterFailure(e);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            ch.close();
+        }
+    }
+
+    private void ensureStreamable() throws SocketException {
+        if (isClosed()) {
+            throw new SocketException("Socket is closed");
+        }
+        if (!isConnected()) {
+            throw new SocketException("Socket is not connected");
+        }
+    }
+
+    private <T> void set(SocketOption<T> name, T value) throws SocketException {
+        try {
+            ch.setOption(name, value);
+        } catch (SocketException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new SocketException(e.getMessage());
+        }
+    }
+
+    private <T> T get(SocketOption<T> name) throws SocketException {
+        try {
+            return ch.getOption(name);
+        } catch (SocketException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new SocketException(e.getMessage());
+        }
+    }
+
+    @Override
+    public void setTcpNoDelay(boolean on) throws SocketException {
+        set(StandardSocketOptions.TCP_NODELAY, on);
+    }
+
+    @Override
+    public boolean getTcpNoDelay() throws SocketException {
+        return get(StandardSocketOptions.TCP_NODELAY);
+    }
+
+    @Override
+    public void setSoLinger(boolean on, int linger) throws SocketException {
+        if (on && linger < 0) {
+            throw new IllegalArgumentException("Invalid linger value: " + linger);
+        }
+        set(StandardSocketOptions.SO_LINGER, on ? linger : -1);
+    }
+
+    @Override
+    public int getSoLinger() throws SocketException {
+        return get(StandardSocketOptions.SO_LINGER);
+    }
+
+    @Override
+    public void sendUrgentData(int data) throws IOException {
+        Socket s = jdk();
+        if (s == null) {
+            throw new SocketException("Urgent data not supported on a fabric connection");
+        }
+        s.sendUrgentData(data);
+    }
+
+    @Override
+    public void setOOBInline(boolean on) throws SocketException {
+        Socket s = jdk();
+        if (s != null) {
+            s.setOOBInline(on);
+        } else if (on) {
+            // A fabric carries no urgent data, so there is none to inline.
+            throw new SocketException("SO_OOBINLINE not supported on a fabric connection");
+        }
+    }
+
+    @Override
+    public boolean getOOBInline() throws SocketException {
+        Socket s = jdk();
+        return s != null && s.getOOBInline();
+    }
+
+    @Override
+    public void setSoTimeout(int timeout) throws SocketException {
+        if (isClosed()) {
+            throw new SocketException("Socket is closed");
+        }
+        if (timeout < 0) {
+            throw new IllegalArgumentException("timeout < 0");
+        }
+        timeoutMillis = timeout;
+        Socket s = jdk();
+        if (s != null) {
+            s.setSoTimeout(timeout);
+        }
+    }
+
+    @Override
+    public int getSoTimeout() throws SocketException {
+        if (isClosed()) {
+            throw new SocketException("Socket is closed");
+        }
+        return timeoutMillis;
+    }
+
+    @Override
+    public void setSendBufferSize(int size) throws SocketException {
+        if (size <= 0) {
+            throw new IllegalArgumentException("Invalid send size");
+        }
+        set(StandardSocketOptions.SO_SNDBUF, size);
+    }
+
+    @Override
+    public int getSendBufferSize() throws SocketException {
+        return get(StandardSocketOptions.SO_SNDBUF);
+    }
+
+    @Override
+    public void setReceiveBufferSize(int size) throws SocketException {
+        if (size <= 0) {
+            throw new IllegalArgumentException("Invalid receive size");
+        }
+        set(StandardSocketOptions.SO_RCVBUF, size);
+    }
+
+    @Override
+    public int getReceiveBufferSize() throws SocketException {
+        return get(StandardSocketOptions.SO_RCVBUF);
+    }
+
+    @Override
+    public void setKeepAlive(boolean on) throws SocketException {
+        set(StandardSocketOptions.SO_KEEPALIVE, on);
+    }
+
+    @Override
+    public boolean getKeepAlive() throws SocketException {
+        return get(StandardSocketOptions.SO_KEEPALIVE);
+    }
+
+    @Override
+    public void setTrafficClass(int tc) throws SocketException {
+        if (tc < 0 || tc > 255) {
+            throw new IllegalArgumentException("tc is not in range 0 -- 255");
+        }
+        set(StandardSocketOptions.IP_TOS, tc);
+    }
+
+    @Override
+    public int getTrafficClass() throws SocketException {
+        return get(StandardSocketOptions.IP_TOS);
+    }
+
+    @Override
+    public void setReuseAddress(boolean on) throws SocketException {
+        set(StandardSocketOptions.SO_REUSEADDR, on);
+    }
+
+    @Override
+    public boolean getReuseAddress() throws SocketException {
+        return get(StandardSocketOptions.SO_REUSEADDR);
+    }
+
+    @Override
+    public <T> Socket setOption(SocketOption<T> name, T value) throws IOException {
+        ch.setOption(name, value);
+        return this;
+    }
+
+    @Override
+    public <T> T getOption(SocketOption<T> name) throws IOException {
+        return ch.getOption(name);
+    }
+
+    @Override
+    public Set<SocketOption<?>> supportedOptions() {
+        return ch.supportedOptions();
+    }
+
+    @Override
+    public void setPerformancePreferences(int connectionTime, int latency, int bandwidth) {
+        // As the JDK: no effect.
+    }
+
+    @Override
+    public void close() throws IOException {
+        ch.close();
+    }
+
+    @Override
+    public void shutdownInput() throws IOException {
+        ensureStreamable();
+        ch.shutdownInput();
+    }
+
+    @Override
+    public void shutdownOutput() throws IOException {
+        ensureStreamable();
+        ch.shutdownOutput();
+    }
+
+    @Override
+    public boolean isConnected() {
+        return ch.isConnected();
+    }
+
+    @Override
+    public boolean isBound() {
+        return local() != null;
+    }
+
+    @Override
+    public boolean isClosed() {
+        return !ch.isOpen();
+    }
+
+    @Override
+    public boolean isInputShutdown() {
+        Socket s = jdk();
+        return s != null ? s.isInputShutdown() : ch.isInputShutdown();
+    }
+
+    @Override
+    public boolean isOutputShutdown() {
+        Socket s = jdk();
+        return s != null ? s.isOutputShutdown() : ch.isOutputShutdown();
+    }
+
+    @Override
+    public String toString() {
+        if (isConnected()) {
+            return "Socket[addr=" + getInetAddress() + ",port=" + getPort() + ",localport=" + getLocalPort() + "]";
+        }
+        return "Socket[unconnected]";
+    }
+}

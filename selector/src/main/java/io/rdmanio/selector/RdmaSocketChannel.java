@@ -1,0 +1,1050 @@
+package io.rdmanio.selector;
+
+import io.rdmanio.core.engine.Connection;
+import io.rdmanio.core.engine.ConnectionOptions;
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.Readiness;
+import io.rdmanio.core.engine.ReadinessListener;
+import io.rdmanio.selector.config.Action;
+import io.rdmanio.selector.config.Route;
+import io.rdmanio.selector.config.RunStats;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.SocketOption;
+import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.AlreadyBoundException;
+import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.IllegalBlockingModeException;
+import java.nio.channels.NoConnectionPendingException;
+import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A socket channel routed once: at connect when unbound (by the router's connect rules), or to the JDK's TCP
+ * when bound explicitly first. Routed to TCP it forwards to a JDK {@link SocketChannel} (options set earlier are
+ * replayed onto it, the blocking mode is mirrored); routed to a fabric it drives an engine {@link Connection}.
+ *
+ * <p>Thread-safe as the JDK's channel: one reader and one writer at a time (read and write locks), state under
+ * the state lock. Lock order: read lock, write lock, blocking lock, state lock. Never block holding the state
+ * lock. Blocking and non-blocking operations share one path: blocking means "retry until ready or closed",
+ * waiting inside {@code begin()/end()} so that an interrupt closes the channel and a close wakes the waiter.
+ */
+final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
+
+    private static final int ST_UNCONNECTED = 0;
+    private static final int ST_PENDING = 1;
+    private static final int ST_CONNECTED = 2;
+    private static final int ST_CLOSED = 3;
+
+    /**
+     * How long a client under a {@code both} rule waits for the fabric's handshake in a blocking connect before
+     * it tries TCP (a refused or failed handshake falls back at once, in either mode).
+     */
+    static final long BOTH_FABRIC_CONNECT_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaSocketChannel.class);
+
+    private final RdmaSelectorProvider rdma;
+    private final ReentrantLock readLock = new ReentrantLock();
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final Object stateLock = new Object();
+
+    // -- read lock
+    private final ByteBuffer[] readOne = new ByteBuffer[1];
+    // -- write lock
+    private final ByteBuffer[] writeOne = new ByteBuffer[1];
+
+    // -- read and write locks (both are held to connect)
+    /** A client under a {@code both} rule while its fabric handshake is under way. */
+    private boolean fallbackToTcp;
+
+    // -- written under the state lock, read anywhere
+    private volatile int route;
+    private volatile SocketChannel delegate;
+    private volatile Connection connection;
+    private volatile int state;
+    private volatile boolean inputShutdown;
+    private volatile boolean outputShutdown;
+
+    // -- state lock
+    private InetSocketAddress remoteAddress;
+    private boolean counted;
+    /** Why the fabric could not connect a client that fell back to TCP: named too if TCP fails. */
+    private volatile IOException fallbackCause;
+    private final Map<SocketOption<?>, Object> options = new HashMap<>();
+    private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
+    private Socket socket;
+
+    RdmaSocketChannel(RdmaSelectorProvider provider) {
+        super(provider);
+        this.rdma = provider;
+    }
+
+    /** An accepted TCP connection. */
+    RdmaSocketChannel(RdmaSelectorProvider provider, SocketChannel accepted) {
+        super(provider);
+        this.rdma = provider;
+        this.delegate = accepted;
+        this.route = ROUTE_DELEGATE;
+        this.state = ST_CONNECTED;
+        this.counted = true;
+        RunStats.get().connectionOpened(false);
+    }
+
+    /** An accepted fabric connection. */
+    RdmaSocketChannel(RdmaSelectorProvider provider, Connection accepted, Map<SocketOption<?>, Object> inherited) {
+        super(provider);
+        this.rdma = provider;
+        this.connection = accepted;
+        this.route = ROUTE_FABRIC;
+        this.state = ST_CONNECTED;
+        this.remoteAddress = accepted.remoteAddress();
+        this.counted = true;
+        this.options.putAll(inherited);
+        RunStats.get().connectionOpened(true);
+    }
+
+    // ------------------------------------------------------------------ routing
+
+    @Override
+    public int route() {
+        return route;
+    }
+
+    @Override
+    public SelectableChannel delegate() {
+        return delegate;
+    }
+
+    SocketChannel delegateChannel() {
+        return delegate;
+    }
+
+    @Override
+    public Engine fabricEngine() {
+        Connection c = connection;
+        return c == null ? null : c.engine();
+    }
+
+    @Override
+    public int fabricReadyOps() {
+        Connection c = connection;
+        if (c == null) {
+            return 0;
+        }
+        int ops = c.readyOps();
+        if (state != ST_PENDING) {
+            // As the JDK: OP_CONNECT is ready only while a connection is pending.
+            ops &= ~SelectionKey.OP_CONNECT;
+        }
+        return ops;
+    }
+
+    @Override
+    public void addFabricListener(ReadinessListener listener) {
+        Connection c = connection;
+        if (c != null) {
+            c.addReadinessListener(listener);
+        }
+    }
+
+    @Override
+    public void removeFabricListener(ReadinessListener listener) {
+        Connection c = connection;
+        if (c != null) {
+            c.removeReadinessListener(listener);
+        }
+    }
+
+    @Override
+    public void attachKey(RdmaSelectionKey key) {
+        synchronized (stateLock) {
+            keys.add(key);
+        }
+    }
+
+    @Override
+    public void detachKey(RdmaSelectionKey key) {
+        synchronized (stateLock) {
+            keys.remove(key);
+        }
+    }
+
+    /** Tells every key that the channel was routed: they follow it at their selector's next select. */
+    private void publishRoute() {
+        RdmaSelectionKey[] ks;
+        synchronized (stateLock) {
+            ks = keys.toArray(new RdmaSelectionKey[0]);
+        }
+        for (RdmaSelectionKey k : ks) {
+            k.rdmaSelector().enqueue(k);
+        }
+    }
+
+    /** Routes to the JDK's TCP (once): opens the delegate, replays options, mirrors the blocking mode. */
+    private SocketChannel routeToDelegate() throws IOException {
+        SocketChannel d;
+        synchronized (blockingLock()) {
+            synchronized (stateLock) {
+                ensureOpen();
+                if (route == ROUTE_FABRIC) {
+                    throw new IllegalStateException("already routed to a fabric");
+                }
+                d = delegate;
+                if (d != null) {
+                    return d;
+                }
+                d = rdma.jdk().openSocketChannel();
+                try {
+                    for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
+                        setDelegateOption(d, e.getKey(), e.getValue());
+                    }
+                    d.configureBlocking(isBlocking());
+                } catch (IOException | RuntimeException e) {
+                    d.close();
+                    throw e;
+                }
+                delegate = d;
+                route = ROUTE_DELEGATE;
+            }
+        }
+        publishRoute();
+        return d;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void setDelegateOption(SocketChannel d, SocketOption<T> name, Object value) throws IOException {
+        d.setOption(name, (T) value);
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    private void ensureOpen() throws ClosedChannelException {
+        if (!isOpen()) {
+            throw new ClosedChannelException();
+        }
+    }
+
+    private static InetSocketAddress checkRemote(SocketAddress sa) {
+        Objects.requireNonNull(sa, "remote");
+        if (!(sa instanceof InetSocketAddress)) {
+            throw new UnsupportedAddressTypeException();
+        }
+        InetSocketAddress isa = (InetSocketAddress) sa;
+        if (isa.isUnresolved()) {
+            throw new UnresolvedAddressException();
+        }
+        if (isa.getAddress().isAnyLocalAddress()) {
+            // As the JDK: connecting to the wildcard address means this host.
+            return new InetSocketAddress(InetAddress.getLoopbackAddress(), isa.getPort());
+        }
+        return isa;
+    }
+
+    /** The connection to read from or write to, or the JDK's exception for this state. */
+    private Connection ensureConnected() throws ClosedChannelException {
+        int s = state;
+        if (s == ST_CLOSED || !isOpen()) {
+            throw new ClosedChannelException();
+        }
+        if (s != ST_CONNECTED) {
+            throw new NotYetConnectedException();
+        }
+        return connection;
+    }
+
+    /** When the JDK channel underneath was closed by an interrupt (or a failed connect), this one closes too. */
+    private <E extends IOException> E afterDelegateFailure(SocketChannel d, E e) {
+        if (!d.isOpen()) {
+            closeQuietly();
+        }
+        return e;
+    }
+
+    private void closeQuietly() {
+        try {
+            close();
+        } catch (IOException ignore) {
+            // Closing after a failure: the failure is what the caller reports.
+        }
+    }
+
+    private void countConnected(boolean fabric) {
+        boolean first;
+        synchronized (stateLock) {
+            first = !counted;
+            counted = true;
+        }
+        if (first) {
+            RunStats.get().connectionOpened(fabric);
+        }
+    }
+
+    // ------------------------------------------------------------------ bind, connect
+
+    @Override
+    public SocketChannel bind(SocketAddress local) throws IOException {
+        readLock.lock();
+        try {
+            writeLock.lock();
+            try {
+                synchronized (stateLock) {
+                    ensureOpen();
+                    if (state == ST_PENDING) {
+                        throw new ConnectionPendingException();
+                    }
+                    if (route == ROUTE_FABRIC) {
+                        throw new AlreadyBoundException();
+                    }
+                }
+                // A socket bound explicitly before connect is never routed to a fabric.
+                SocketChannel d = routeToDelegate();
+                try {
+                    d.bind(local);
+                } catch (ClosedByInterruptException e) {
+                    throw afterDelegateFailure(d, e);
+                }
+                return this;
+            } finally {
+                writeLock.unlock();
+            }
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    @Override
+    public boolean connect(SocketAddress remote) throws IOException {
+        InetSocketAddress isa = checkRemote(remote);
+        readLock.lock();
+        try {
+            writeLock.lock();
+            try {
+                SocketChannel d;
+                synchronized (stateLock) {
+                    ensureOpen();
+                    if (state == ST_CONNECTED) {
+                        throw new AlreadyConnectedException();
+                    }
+                    if (state == ST_PENDING) {
+                        throw new ConnectionPendingException();
+                    }
+                    d = delegate;
+                }
+                long nanos = isBlocking() ? Long.MAX_VALUE : 0;
+                if (d == null) {
+                    Route r = rdma.config().router().forConnect(isa);
+                    if (r.usesFabric()) {
+                        return beginFabricConnect(isa, tcpAfterFabric(r), nanos);
+                    }
+                    d = routeToDelegate();
+                }
+                return connectDelegate(d, isa, nanos);
+            } finally {
+                writeLock.unlock();
+            }
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    /**
+     * Caller holds the read and write locks. Connects {@code d} (0: non-blocking; {@code Long.MAX_VALUE}: blocking
+     * without limit; otherwise blocking with that timeout, as the socket adaptor's connect).
+     */
+    private boolean connectDelegate(SocketChannel d, InetSocketAddress isa, long nanos) throws IOException {
+        boolean done;
+        try {
+            if (nanos != 0 && nanos != Long.MAX_VALUE) {
+                d.socket().connect(isa, (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(nanos))));
+                done = true;
+            } else {
+                done = d.connect(isa);
+            }
+        } catch (IOException e) {
+            throw afterDelegateFailure(d, e);
+        }
+        if (done) {
+            countConnected(false);
+        }
+        return done;
+    }
+
+    /**
+     * Whether TCP is tried when the fabric cannot connect: under {@code both}, and under {@code auto}, where a
+     * fabric handshake refused by a peer that does not serve the address over a fabric is the answer to "does it?".
+     */
+    private static boolean tcpAfterFabric(Route r) {
+        return r.action() == Action.BOTH || r.action() == Action.AUTO;
+    }
+
+    /** Caller holds the read and write locks; {@code nanos} as for {@link #connectDelegate}. */
+    private boolean beginFabricConnect(InetSocketAddress isa, boolean both, long nanos) throws IOException {
+        Connection c;
+        try {
+            Engine engine = rdma.config().engines().engineFor(isa, false);
+            c = engine.connect(isa, connectionOptions());
+        } catch (IOException e) {
+            if (both) {
+                return fallBackToTcp(isa, e, nanos);
+            }
+            closeQuietly();
+            throw e;
+        } catch (RuntimeException e) {
+            closeQuietly();
+            throw e;
+        }
+        synchronized (stateLock) {
+            if (!isOpen()) {
+                c.close();
+                throw new ClosedChannelException();
+            }
+            connection = c;
+            remoteAddress = isa;
+            state = ST_PENDING;
+            route = ROUTE_FABRIC;
+            fallbackToTcp = both;
+        }
+        publishRoute();
+        return awaitFabricConnect(c, nanos);
+    }
+
+    /**
+     * Caller holds the read and write locks. Waits up to {@code nanos} (0: just try) for the handshake. Under a
+     * {@code both} rule a failed handshake, or one that takes longer than {@link #BOTH_FABRIC_CONNECT_NANOS},
+     * hands the connect over to TCP with the time that is left.
+     */
+    private boolean awaitFabricConnect(Connection c, long nanos) throws IOException {
+        long start = System.nanoTime();
+        long deadline = nanos == Long.MAX_VALUE ? 0 : start + nanos;
+        for (;;) {
+            boolean done;
+            try {
+                done = c.finishConnect();
+            } catch (IOException e) {
+                if (fallbackToTcp) {
+                    return fallBackToTcp(remoteAddress(), e, remainingNanos(nanos, deadline));
+                }
+                // As the JDK: a failed connect closes the channel.
+                closeQuietly();
+                throw e;
+            } catch (RuntimeException e) {
+                closeQuietly();
+                throw e;
+            }
+            if (done) {
+                synchronized (stateLock) {
+                    if (state == ST_PENDING) {
+                        state = ST_CONNECTED;
+                    }
+                    fallbackToTcp = false;
+                }
+                countConnected(true);
+                return true;
+            }
+            if (nanos == 0) {
+                return false;
+            }
+            long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+            if (fallbackToTcp) {
+                long fabricLeft = start + BOTH_FABRIC_CONNECT_NANOS - System.nanoTime();
+                if (fabricLeft <= 0) {
+                    return fallBackToTcp(remoteAddress(), new SocketTimeoutException("the fabric handshake took longer than "
+                            + TimeUnit.NANOSECONDS.toMillis(BOTH_FABRIC_CONNECT_NANOS) + " ms"), remainingNanos(nanos, deadline));
+                }
+                wait = Math.min(wait, fabricLeft);
+            } else if (wait <= 0) {
+                closeQuietly();
+                throw new SocketTimeoutException("Connect timed out");
+            }
+            boolean ready = false;
+            begin();
+            try {
+                ready = c.await(Readiness.CONNECT, wait) != 0;
+            } finally {
+                end(ready);
+            }
+        }
+    }
+
+    /** What is left of a connect timeout for TCP (at least a little: TCP then reports the timeout itself). */
+    private static long remainingNanos(long nanos, long deadline) {
+        if (nanos == 0 || nanos == Long.MAX_VALUE) {
+            return nanos;
+        }
+        return Math.max(1, deadline - System.nanoTime());
+    }
+
+    private InetSocketAddress remoteAddress() {
+        synchronized (stateLock) {
+            return remoteAddress;
+        }
+    }
+
+    /**
+     * Caller holds the read and write locks. A client under a {@code both} rule whose fabric could not connect:
+     * the fabric connection is dropped and the connect starts again on TCP; the keys follow the channel there.
+     * If TCP fails too, its exception carries the fabric's as suppressed, so both causes are named.
+     */
+    private boolean fallBackToTcp(InetSocketAddress isa, IOException fabricFailure, long nanos) throws IOException {
+        Connection c;
+        synchronized (stateLock) {
+            c = connection;
+            connection = null;
+            remoteAddress = null;
+            state = ST_UNCONNECTED;
+            route = ROUTE_NONE;
+            fallbackToTcp = false;
+            if (c != null) {
+                for (RdmaSelectionKey k : keys) {
+                    c.removeReadinessListener(k);
+                }
+            }
+        }
+        if (c != null) {
+            c.abort();
+        }
+        LOG.debug("connect to {} falls back to TCP: {}", isa, fabricFailure.toString());
+        fallbackCause = fabricFailure;
+        try {
+            return connectDelegate(routeToDelegate(), isa, nanos);
+        } catch (IOException e) {
+            e.addSuppressed(fabricFailure);
+            throw e;
+        }
+    }
+
+    private ConnectionOptions connectionOptions() {
+        synchronized (stateLock) {
+            return new ConnectionOptions(intOption(StandardSocketOptions.SO_RCVBUF), intOption(StandardSocketOptions.SO_SNDBUF));
+        }
+    }
+
+    private int intOption(SocketOption<Integer> name) {
+        Object v = options.get(name);
+        return v == null ? 0 : Math.max(0, (Integer) v);
+    }
+
+    @Override
+    public boolean finishConnect() throws IOException {
+        SocketChannel d = delegate;
+        if (d != null) {
+            boolean done;
+            try {
+                done = d.finishConnect();
+            } catch (IOException e) {
+                IOException fabricFailure = fallbackCause;
+                if (fabricFailure != null) {
+                    e.addSuppressed(fabricFailure);
+                }
+                throw afterDelegateFailure(d, e);
+            }
+            if (done) {
+                countConnected(false);
+            }
+            return done;
+        }
+        readLock.lock();
+        try {
+            writeLock.lock();
+            try {
+                synchronized (stateLock) {
+                    ensureOpen();
+                    if (state == ST_CONNECTED) {
+                        return true;
+                    }
+                    if (state != ST_PENDING) {
+                        throw new NoConnectionPendingException();
+                    }
+                }
+                return awaitFabricConnect(connection, isBlocking() ? Long.MAX_VALUE : 0);
+            } finally {
+                writeLock.unlock();
+            }
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    /** The socket adaptor's connect with a timeout; the channel must be in blocking mode. */
+    void connect(SocketAddress remote, long timeoutNanos) throws IOException {
+        InetSocketAddress isa = checkRemote(remote);
+        if (!isBlocking()) {
+            throw new IllegalBlockingModeException();
+        }
+        readLock.lock();
+        try {
+            writeLock.lock();
+            try {
+                SocketChannel d;
+                synchronized (stateLock) {
+                    ensureOpen();
+                    if (state == ST_CONNECTED) {
+                        throw new AlreadyConnectedException();
+                    }
+                    if (state == ST_PENDING) {
+                        throw new ConnectionPendingException();
+                    }
+                    d = delegate;
+                }
+                if (d == null) {
+                    Route r = rdma.config().router().forConnect(isa);
+                    if (r.usesFabric()) {
+                        beginFabricConnect(isa, tcpAfterFabric(r), timeoutNanos);
+                        return;
+                    }
+                    d = routeToDelegate();
+                }
+                connectDelegate(d, isa, timeoutNanos);
+            } finally {
+                writeLock.unlock();
+            }
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    @Override
+    public boolean isConnected() {
+        SocketChannel d = delegate;
+        return d != null ? d.isConnected() : state == ST_CONNECTED;
+    }
+
+    @Override
+    public boolean isConnectionPending() {
+        SocketChannel d = delegate;
+        return d != null ? d.isConnectionPending() : state == ST_PENDING;
+    }
+
+    @Override
+    public SocketAddress getLocalAddress() throws IOException {
+        ensureOpen();
+        SocketChannel d = delegate;
+        if (d != null) {
+            return d.getLocalAddress();
+        }
+        Connection c = connection;
+        return c == null ? null : c.localAddress();
+    }
+
+    @Override
+    public SocketAddress getRemoteAddress() throws IOException {
+        ensureOpen();
+        SocketChannel d = delegate;
+        if (d != null) {
+            return d.getRemoteAddress();
+        }
+        synchronized (stateLock) {
+            return remoteAddress;
+        }
+    }
+
+    // ------------------------------------------------------------------ read, write
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        Objects.requireNonNull(dst, "dst");
+        SocketChannel d = delegate;
+        if (d != null) {
+            int n;
+            try {
+                n = d.read(dst);
+            } catch (IOException e) {
+                throw afterDelegateFailure(d, e);
+            }
+            RunStats.get().bytes(false, n);
+            return n;
+        }
+        readLock.lock();
+        try {
+            readOne[0] = dst;
+            try {
+                return (int) implRead(readOne, 0, 1, isBlocking() ? Long.MAX_VALUE : 0);
+            } finally {
+                readOne[0] = null;
+            }
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    @Override
+    public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        Objects.checkFromIndexSize(offset, length, dsts.length);
+        SocketChannel d = delegate;
+        if (d != null) {
+            long n;
+            try {
+                n = d.read(dsts, offset, length);
+            } catch (IOException e) {
+                throw afterDelegateFailure(d, e);
+            }
+            RunStats.get().bytes(false, n);
+            return n;
+        }
+        readLock.lock();
+        try {
+            return implRead(dsts, offset, length, isBlocking() ? Long.MAX_VALUE : 0);
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    /** Fabric read: caller holds the read lock. Waits up to {@code nanos} (0: just try). */
+    private long implRead(ByteBuffer[] dsts, int offset, int length, long nanos) throws IOException {
+        Connection c = ensureConnected();
+        if (inputShutdown) {
+            return -1;
+        }
+        if (!hasRemaining(dsts, offset, length)) {
+            return 0;
+        }
+        long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
+        for (;;) {
+            long n = c.read(dsts, offset, length);
+            if (n > 0) {
+                RunStats.get().bytes(true, n);
+                return n;
+            }
+            if (n < 0 || nanos == 0) {
+                return n;
+            }
+            long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+            if (wait <= 0) {
+                throw new SocketTimeoutException("Read timed out");
+            }
+            boolean ready = false;
+            begin();
+            try {
+                ready = c.await(Readiness.READ, wait) != 0;
+            } finally {
+                end(ready);
+            }
+            ensureOpen();
+        }
+    }
+
+    /** The socket adaptor's read with SO_TIMEOUT; the channel must be in blocking mode. */
+    int timedRead(ByteBuffer dst, long timeoutNanos) throws IOException {
+        readLock.lock();
+        try {
+            if (!isBlocking()) {
+                throw new IllegalBlockingModeException();
+            }
+            readOne[0] = dst;
+            try {
+                return (int) implRead(readOne, 0, 1, timeoutNanos == 0 ? Long.MAX_VALUE : timeoutNanos);
+            } finally {
+                readOne[0] = null;
+            }
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    @Override
+    public int write(ByteBuffer src) throws IOException {
+        Objects.requireNonNull(src, "src");
+        SocketChannel d = delegate;
+        if (d != null) {
+            int n;
+            try {
+                n = d.write(src);
+            } catch (IOException e) {
+                throw afterDelegateFailure(d, e);
+            }
+            RunStats.get().bytes(false, n);
+            return n;
+        }
+        writeLock.lock();
+        try {
+            writeOne[0] = src;
+            try {
+                return (int) implWrite(writeOne, 0, 1);
+            } finally {
+                writeOne[0] = null;
+            }
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        Objects.checkFromIndexSize(offset, length, srcs.length);
+        SocketChannel d = delegate;
+        if (d != null) {
+            long n;
+            try {
+                n = d.write(srcs, offset, length);
+            } catch (IOException e) {
+                throw afterDelegateFailure(d, e);
+            }
+            RunStats.get().bytes(false, n);
+            return n;
+        }
+        writeLock.lock();
+        try {
+            return implWrite(srcs, offset, length);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** Fabric write: caller holds the write lock. Blocking mode writes every byte, as the JDK does. */
+    private long implWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        Connection c = ensureConnected();
+        if (outputShutdown) {
+            throw new ClosedChannelException();
+        }
+        boolean blocking = isBlocking();
+        long total = 0;
+        for (;;) {
+            long n = c.write(srcs, offset, length);
+            if (n > 0) {
+                total += n;
+                RunStats.get().bytes(true, n);
+            }
+            if (!blocking || !hasRemaining(srcs, offset, length)) {
+                return total;
+            }
+            if (n > 0) {
+                continue;
+            }
+            boolean ready = false;
+            begin();
+            try {
+                ready = c.await(Readiness.WRITE, Long.MAX_VALUE) != 0;
+            } finally {
+                end(ready);
+            }
+            ensureOpen();
+        }
+    }
+
+    private static boolean hasRemaining(ByteBuffer[] bufs, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            if (bufs[i].hasRemaining()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ------------------------------------------------------------------ shutdown, close, blocking
+
+    @Override
+    public SocketChannel shutdownInput() throws IOException {
+        SocketChannel d = delegate;
+        if (d != null) {
+            d.shutdownInput();
+            return this;
+        }
+        Connection c;
+        synchronized (stateLock) {
+            c = ensureConnected();
+            if (inputShutdown) {
+                return this;
+            }
+            inputShutdown = true;
+        }
+        c.shutdownInput();
+        return this;
+    }
+
+    @Override
+    public SocketChannel shutdownOutput() throws IOException {
+        SocketChannel d = delegate;
+        if (d != null) {
+            d.shutdownOutput();
+            return this;
+        }
+        Connection c;
+        synchronized (stateLock) {
+            c = ensureConnected();
+            if (outputShutdown) {
+                return this;
+            }
+            outputShutdown = true;
+        }
+        c.shutdownOutput();
+        return this;
+    }
+
+    boolean isInputShutdown() {
+        return inputShutdown;
+    }
+
+    boolean isOutputShutdown() {
+        return outputShutdown;
+    }
+
+    @Override
+    protected void implCloseSelectableChannel() throws IOException {
+        SocketChannel d;
+        Connection c;
+        boolean abort;
+        synchronized (stateLock) {
+            state = ST_CLOSED;
+            d = delegate;
+            c = connection;
+            Object linger = options.get(StandardSocketOptions.SO_LINGER);
+            abort = linger != null && (Integer) linger == 0;
+        }
+        if (c != null) {
+            if (abort) {
+                c.abort();
+            } else {
+                c.close();
+            }
+        }
+        if (d != null) {
+            d.close();
+        }
+    }
+
+    @Override
+    protected void implConfigureBlocking(boolean block) throws IOException {
+        // Called with the blocking lock held, so the delegate cannot appear meanwhile.
+        SocketChannel d = delegate;
+        if (d != null) {
+            if (block) {
+                dropCancelledInnerKeys();
+            }
+            d.configureBlocking(block);
+        }
+    }
+
+    /** A cancelled key leaves the channel free to block (JDK); drop its inner registration now to keep that. */
+    private void dropCancelledInnerKeys() {
+        synchronized (stateLock) {
+            for (RdmaSelectionKey k : keys) {
+                if (!k.isValid()) {
+                    k.cancelInner();
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ options, adaptor
+
+    @Override
+    public <T> SocketChannel setOption(SocketOption<T> name, T value) throws IOException {
+        Objects.requireNonNull(name, "name");
+        if (!supportedOptions().contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        if (value == null || !name.type().isInstance(value)) {
+            throw new IllegalArgumentException("Invalid value '" + value + "'");
+        }
+        Object v = value;
+        if (name == StandardSocketOptions.SO_RCVBUF || name == StandardSocketOptions.SO_SNDBUF) {
+            if ((Integer) value < 0) {
+                throw new IllegalArgumentException("Invalid send/receive buffer size");
+            }
+        } else if (name == StandardSocketOptions.SO_LINGER) {
+            int linger = (Integer) value;
+            v = linger < 0 ? -1 : Math.min(linger, 65535);
+        }
+        SocketChannel d;
+        synchronized (stateLock) {
+            ensureOpen();
+            d = delegate;
+            if (d == null) {
+                options.put(name, v);
+                return this;
+            }
+        }
+        d.setOption(name, value);
+        return this;
+    }
+
+    @Override
+    public <T> T getOption(SocketOption<T> name) throws IOException {
+        Objects.requireNonNull(name, "name");
+        if (!supportedOptions().contains(name)) {
+            throw new UnsupportedOperationException("'" + name + "' not supported");
+        }
+        SocketChannel d;
+        synchronized (stateLock) {
+            ensureOpen();
+            d = delegate;
+            if (d == null) {
+                Object v = options.get(name);
+                if (v == null) {
+                    v = JdkDefaults.socket(rdma.jdk()).defaultValue(name);
+                }
+                return name.type().cast(v);
+            }
+        }
+        return d.getOption(name);
+    }
+
+    /** Options set so far, which an accepting server's fabric connections inherit; a copy. */
+    Map<SocketOption<?>, Object> optionsSnapshot() {
+        synchronized (stateLock) {
+            return new HashMap<>(options);
+        }
+    }
+
+    @Override
+    public Set<SocketOption<?>> supportedOptions() {
+        return JdkDefaults.socket(rdma.jdk()).options;
+    }
+
+    @Override
+    public Socket socket() {
+        synchronized (stateLock) {
+            if (socket == null) {
+                try {
+                    socket = new RdmaSocketAdaptor(this);
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return socket;
+        }
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder(getClass().getSimpleName()).append('[');
+        if (!isOpen()) {
+            sb.append("closed");
+        } else {
+            SocketChannel d = delegate;
+            if (d != null) {
+                sb.append("tcp ").append(d);
+            } else if (connection != null) {
+                Connection c = connection;
+                sb.append(c.engine().fabricName()).append(state == ST_PENDING ? " connection-pending" : " connected")
+                        .append(" local=").append(c.localAddress()).append(" remote=").append(c.remoteAddress());
+            } else {
+                sb.append("unconnected");
+            }
+        }
+        return sb.append(']').toString();
+    }
+}

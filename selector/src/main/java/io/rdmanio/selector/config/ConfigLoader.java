@@ -1,0 +1,169 @@
+package io.rdmanio.selector.config;
+
+import io.rdmanio.core.engine.EngineConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+
+/**
+ * Reads the provider's configuration from system properties:
+ * <ul>
+ *   <li>{@code rdmanio.rules}: the rules file; unset means no rules, so every socket stays on the JDK's TCP;</li>
+ *   <li>{@code rdmanio.fabric}: {@code auto} (the default), {@code disni}, {@code shm} or {@code loopback};</li>
+ *   <li>{@code rdmanio.stats}: a file for the JSON run summary written at JVM exit; unset means none;</li>
+ *   <li>the engine's tunables ({@code rdmanio.slotSize}, {@code rdmanio.ringDepth}, {@code rdmanio.controlSlots},
+ *       {@code rdmanio.spinMicros}): checked here, read by the engine when it opens.</li>
+ * </ul>
+ *
+ * <p>Every error is found here, at start, and thrown as a {@link ConfigException} whose message names the
+ * property or the file, the line and the reason, so a misconfigured program stops instead of quietly running on
+ * TCP. Thread-safe.
+ */
+public final class ConfigLoader {
+
+    public static final String RULES = "rdmanio.rules";
+    public static final String FABRIC = "rdmanio.fabric";
+    public static final String STATS = "rdmanio.stats";
+    public static final String SLOT_SIZE = "rdmanio.slotSize";
+    public static final String RING_DEPTH = "rdmanio.ringDepth";
+    public static final String CONTROL_SLOTS = "rdmanio.controlSlots";
+    public static final String SPIN_MICROS = "rdmanio.spinMicros";
+
+    private static final AtomicBoolean STATS_HOOK_REGISTERED = new AtomicBoolean();
+    /** The configuration whose stats file the exit hook writes: the last one loaded with a stats file. */
+    private static volatile RdmanioConfig statsConfig;
+
+    private ConfigLoader() {
+    }
+
+    /**
+     * Loads the configuration from the system properties and, when {@code rdmanio.stats} is set, makes sure the
+     * summary is written at exit (one hook per process, however many providers load).
+     *
+     * @throws ConfigException naming the file, line and reason, or the property and its valid values; the message
+     *         is also printed on stderr, prefixed with {@code rdmanio: }
+     */
+    public static RdmanioConfig load() {
+        RdmanioConfig config;
+        try {
+            config = load(System::getProperty, SystemFabrics.INSTANCE);
+        } catch (ConfigException e) {
+            // The JDK wraps a provider's failure in a ServiceConfigurationError without a message, so the cause
+            // would be deep in a stack trace; one plain line on stderr says what to fix.
+            System.err.println("rdmanio: " + e.getMessage());
+            throw e;
+        }
+        if (config.statsFile() != null) {
+            writeStatsAtExit(config);
+        }
+        return config;
+    }
+
+    /** As {@link #load()}, from {@code properties}, without an exit hook. */
+    static RdmanioConfig load(Function<String, String> properties, FabricDirectory fabrics) {
+        String fabric = properties.apply(FABRIC);
+        if (fabric == null) {
+            fabric = FabricChoice.AUTO;
+        }
+        if (!FabricChoice.NAMES.contains(fabric)) {
+            throw new ConfigException("-D" + FABRIC + "=" + fabric + " is not a fabric: expected one of "
+                    + String.join(", ", FabricChoice.NAMES));
+        }
+        Router router = Rules.NONE;
+        String rules = properties.apply(RULES);
+        if (rules != null) {
+            router = Rules.load(path(RULES, rules));
+        }
+        ensureEngineSettings(properties);
+        Path stats = null;
+        String statsName = properties.apply(STATS);
+        if (statsName != null) {
+            stats = path(STATS, statsName);
+            ensureWritableDirectory(stats);
+        }
+        return new RdmanioConfig(router, new FabricChoice(fabric, fabrics), fabric, stats);
+    }
+
+    /**
+     * Checks the engine's tunables now, each by itself so the error names the property; the engine reads them
+     * again when it first opens, which may be long after start.
+     */
+    private static void ensureEngineSettings(Function<String, String> properties) {
+        EngineConfig config = EngineConfig.DEFAULT;
+        config = withSetting(properties, SLOT_SIZE, config, EngineConfig::withSlotSize);
+        config = withSetting(properties, RING_DEPTH, config, EngineConfig::withRingDepth);
+        config = withSetting(properties, CONTROL_SLOTS, config, EngineConfig::withControlSlots);
+        withSetting(properties, SPIN_MICROS, config, EngineConfig::withSpinMicros);
+    }
+
+    private static EngineConfig withSetting(Function<String, String> properties, String property, EngineConfig config,
+                                            BiFunction<EngineConfig, Integer, EngineConfig> with) {
+        String value = properties.apply(property);
+        if (value == null || value.isBlank()) {
+            return config;
+        }
+        int number;
+        try {
+            number = Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigException("-D" + property + "=" + value + " is not a whole number");
+        }
+        try {
+            return with.apply(config, number);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("-D" + property + "=" + value + ": " + e.getMessage());
+        }
+    }
+
+    private static Path path(String property, String value) {
+        if (value.isBlank()) {
+            throw new ConfigException("-D" + property + " is empty: expected a file name");
+        }
+        try {
+            return Path.of(value);
+        } catch (InvalidPathException e) {
+            throw new ConfigException("-D" + property + "=" + value + " is not a file name: " + e.getReason());
+        }
+    }
+
+    /** Fails now rather than at exit, when nobody is left to see the error. */
+    private static void ensureWritableDirectory(Path stats) {
+        Path directory = stats.toAbsolutePath().getParent();
+        if (Files.isDirectory(stats)) {
+            throw new ConfigException("stats file " + stats + " (" + STATS + ") is a directory");
+        }
+        if (!Files.isDirectory(directory)) {
+            throw new ConfigException("stats file " + stats + " (" + STATS + "): directory " + directory
+                    + " does not exist");
+        }
+        if (!Files.isWritable(directory)) {
+            throw new ConfigException("stats file " + stats + " (" + STATS + "): directory " + directory
+                    + " is not writable");
+        }
+    }
+
+    private static void writeStatsAtExit(RdmanioConfig config) {
+        statsConfig = config;
+        if (STATS_HOOK_REGISTERED.compareAndSet(false, true)) {
+            Runtime.getRuntime().addShutdownHook(new Thread(ConfigLoader::writeStats, "rdmanio-stats"));
+        }
+    }
+
+    private static void writeStats() {
+        RdmanioConfig config = statsConfig;
+        String rules = config.router() instanceof Rules ? ((Rules) config.router()).file() : null;
+        if (config.router() == Rules.NONE) {
+            rules = null;
+        }
+        try {
+            StatsFile.write(config.statsFile(), config.fabric(), rules);
+        } catch (IOException | RuntimeException e) {
+            // At exit there is no caller left to throw to; stderr is where the user looks.
+            System.err.println("rdmanio: cannot write the stats file " + config.statsFile() + ": " + e);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package io.rdmanio.selector.config;
+
+import io.rdmanio.core.engine.Engine;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The {@link EngineSource} for {@code rdmanio.fabric}: a fixed fabric, or {@code auto}.
+ *
+ * <p>{@code auto} takes disni when that fabric can be opened here, else shm when the peer is on this host (a
+ * listener is always on this host), else fails the operation with an IOException that names, for each fabric, why
+ * it cannot carry the connection. Availability is asked of the fabric providers at each decision, so a fabric
+ * that becomes usable (a device brought up) is taken without a restart.
+ *
+ * <p>Thread-safe. Engines handed out are remembered, process-wide, for the run summary.
+ */
+final class FabricChoice implements EngineSource {
+
+    static final String AUTO = "auto";
+    static final String DISNI = "disni";
+    static final String SHM = "shm";
+    static final String LOOPBACK = "loopback";
+
+    /** The values {@code rdmanio.fabric} accepts, in the order error messages list them. */
+    static final List<String> NAMES = List.of(AUTO, DISNI, SHM, LOOPBACK);
+
+    // Process-wide: every provider instance shares the engines of the engine module, and the summary written
+    // at exit reports all of them.
+    private static final Map<String, Engine> USED = new ConcurrentHashMap<>();
+
+    private final String configured;
+    private final FabricDirectory directory;
+
+    FabricChoice(String configured, FabricDirectory directory) {
+        if (!NAMES.contains(configured)) {
+            throw new IllegalArgumentException("not a fabric name: " + configured);
+        }
+        this.configured = configured;
+        this.directory = directory;
+    }
+
+    @Override
+    public Engine engineFor(InetSocketAddress peer, boolean listening) throws IOException {
+        String fabric = configured.equals(AUTO) ? chooseAutomatically(peer, listening) : configured;
+        Engine engine;
+        try {
+            engine = directory.engine(fabric);
+        } catch (IOException e) {
+            throw new IOException("rdmanio.fabric=" + configured + ": the " + fabric + " fabric cannot carry "
+                    + describe(peer, listening) + ": " + e.getMessage(), e);
+        }
+        USED.putIfAbsent(fabric, engine);
+        return engine;
+    }
+
+    private String chooseAutomatically(InetSocketAddress peer, boolean listening) throws IOException {
+        String disni = directory.unavailableReason(DISNI);
+        if (disni == null) {
+            return DISNI;
+        }
+        String shm;
+        if (!listening && !isOnThisHost(peer)) {
+            shm = "the peer is not on this host";
+        } else {
+            shm = directory.unavailableReason(SHM);
+            if (shm == null) {
+                return SHM;
+            }
+        }
+        throw new IOException("rdmanio.fabric=auto: no fabric can carry " + describe(peer, listening)
+                + " (disni: " + disni + "; shm: " + shm + "); route it to tcp in the rules file, or name a fabric"
+                + " with -Drdmanio.fabric");
+    }
+
+    private static boolean isOnThisHost(InetSocketAddress peer) {
+        InetAddress address = peer.getAddress();
+        if (address == null) {
+            return false;
+        }
+        if (address.isLoopbackAddress() || address.isAnyLocalAddress()) {
+            return true;
+        }
+        try {
+            return NetworkInterface.getByInetAddress(address) != null;
+        } catch (SocketException e) {
+            return false;
+        }
+    }
+
+    private static String describe(InetSocketAddress peer, boolean listening) {
+        return listening ? "a listener on " + peer : "a connection to " + peer;
+    }
+
+    /** The configured name: {@code auto} or a fabric's. */
+    String configured() {
+        return configured;
+    }
+
+    /** The engines handed out so far in this process, by fabric name. */
+    static Map<String, Engine> usedEngines() {
+        return Map.copyOf(USED);
+    }
+
+    @Override
+    public String toString() {
+        return "FabricChoice[" + configured + "]";
+    }
+}

@@ -1,0 +1,96 @@
+package io.rdmanio.selector.config;
+
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.EngineStats;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The run summary of {@code rdmanio.stats}: JSON written once, at JVM exit.
+ *
+ * <pre>
+ * {
+ *   "fabric": "loopback",
+ *   "rules": "/etc/rdmanio.rules",
+ *   "connections": {"rdma": 2, "tcp": 1},
+ *   "bytes": {"rdma": 65536, "tcp": 512},
+ *   "engines": {
+ *     "loopback": {"connectionsOpened": 2, ..., "receiverNotReady": 0, "protocolErrors": 0}
+ *   }
+ * }
+ * </pre>
+ *
+ * <p>{@code rdma} counts every connection carried by a fabric (disni, shm or loopback); {@code engines} has the
+ * counters of each fabric's engine that this process used. The file is written beside its final name and moved
+ * into place, so a reader never sees half of it.
+ */
+final class StatsFile {
+
+    private StatsFile() {
+    }
+
+    /** The summary as JSON text. */
+    static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines) {
+        JsonWriter json = new JsonWriter().beginObject()
+                .member("fabric", fabric)
+                .member("rules", rules);
+        json.beginObject("connections")
+                .member("rdma", stats.fabricConnections())
+                .member("tcp", stats.tcpConnections())
+                .endObject();
+        json.beginObject("bytes")
+                .member("rdma", stats.fabricBytes())
+                .member("tcp", stats.tcpBytes())
+                .endObject();
+        json.beginObject("engines");
+        for (Map.Entry<String, EngineStats> e : new TreeMap<>(engines).entrySet()) {
+            EngineStats s = e.getValue();
+            json.beginObject(e.getKey())
+                    .member("connectionsOpened", s.connectionsOpened())
+                    .member("connectionsFailed", s.connectionsFailed())
+                    .member("bytesSent", s.bytesSent())
+                    .member("bytesReceived", s.bytesReceived())
+                    .member("frames", s.framesSent())
+                    .member("creditFrames", s.creditFramesSent())
+                    .member("creditStalls", s.creditStalls())
+                    .member("receiverNotReady", s.receiverNotReady())
+                    .member("protocolErrors", s.protocolErrors())
+                    .endObject();
+        }
+        json.endObject();
+        return json.endObject().finish();
+    }
+
+    /** Writes the summary of this process now, with the engines the fabric choice handed out. */
+    static void write(Path file, String fabric, String rules) throws IOException {
+        Map<String, EngineStats> engines = new TreeMap<>();
+        for (Map.Entry<String, Engine> e : FabricChoice.usedEngines().entrySet()) {
+            try {
+                engines.put(e.getKey(), e.getValue().stats());
+            } catch (RuntimeException ignored) {
+                // An engine that fails to report (closed in a half-built state) leaves its counters out; the
+                // process-wide counts above it are still right.
+            }
+        }
+        write(file, toJson(fabric, rules, RunStats.get(), engines));
+    }
+
+    static void write(Path file, String text) throws IOException {
+        Path target = file.toAbsolutePath();
+        Path temp = target.resolveSibling(target.getFileName() + ".tmp" + ProcessHandle.current().pid());
+        Files.writeString(temp, text, StandardCharsets.UTF_8);
+        try {
+            Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package io.rdmanio.selector.config;
+
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.Engines;
+import io.rdmanio.core.fabric.Fabrics;
+import java.io.IOException;
+import java.util.ServiceConfigurationError;
+
+/**
+ * The fabrics {@link Fabrics} finds on the class path, and the engines the engine module shares per fabric. A
+ * fabric that appears in a later build (disni, shm) is found without a change here.
+ */
+final class SystemFabrics implements FabricDirectory {
+
+    static final SystemFabrics INSTANCE = new SystemFabrics();
+
+    private SystemFabrics() {
+    }
+
+    @Override
+    public String unavailableReason(String fabricName) {
+        try {
+            if (!Fabrics.names().contains(fabricName)) {
+                return "the " + fabricName + " fabric is not in this build";
+            }
+            return Fabrics.provider(fabricName).unavailableReason();
+        } catch (IOException | RuntimeException | ServiceConfigurationError e) {
+            return "its availability check failed: " + e.getMessage();
+        }
+    }
+
+    @Override
+    public Engine engine(String fabricName) throws IOException {
+        return Engines.get(fabricName);
+    }
+}

@@ -1,0 +1,1033 @@
+package io.rdmanio.selector;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.BindException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.SocketOption;
+import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.IllegalBlockingModeException;
+import java.nio.channels.NoConnectionPendingException;
+import java.nio.channels.NotYetBoundException;
+import java.nio.channels.NotYetConnectedException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The NIO contract as the JDK documents it, case by case, written once and run against several providers:
+ * every channel and selector is opened through {@link #provider()}. Where a case is meaningful in both modes it
+ * runs blocking and non-blocking with the same expected outcome.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+abstract class AbstractNioConformanceTest extends NioTestSupport {
+
+    // ------------------------------------------------------------------ readiness
+
+    @Test
+    void acceptReadinessAndNonBlockingAccept() throws Exception {
+        ServerSocketChannel server = server();
+        server.configureBlocking(false);
+        assertNull(server.accept(), "non-blocking accept with nobody connecting");
+        Selector sel = selector();
+        SelectionKey key = server.register(sel, SelectionKey.OP_ACCEPT);
+        assertEquals(0, sel.selectNow());
+        SocketChannel c = client();
+        c.connect(server.getLocalAddress());
+        selectUntil(sel, key, SelectionKey.OP_ACCEPT);
+        assertEquals(SelectionKey.OP_ACCEPT, key.readyOps());
+        SocketChannel a = track(server.accept());
+        assertNotNull(a);
+        assertTrue(a.isBlocking(), "an accepted channel starts in blocking mode");
+        assertTrue(a.isConnected());
+    }
+
+    @Test
+    void acceptReadinessWhenRegisteredBeforeBind() throws Exception {
+        // As Netty does: register with no interest, bind, then ask for OP_ACCEPT.
+        ServerSocketChannel server = track(provider().openServerSocketChannel());
+        server.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = server.register(sel, 0);
+        assertEquals(0, sel.selectNow());
+        server.bind(new InetSocketAddress(address(), 0));
+        key.interestOps(SelectionKey.OP_ACCEPT);
+        SocketChannel c = client();
+        c.configureBlocking(false);
+        c.connect(server.getLocalAddress());
+        selectUntil(sel, key, SelectionKey.OP_ACCEPT);
+        assertNotNull(track(server.accept()));
+    }
+
+    @Test
+    void connectReadinessWhenRegisteredBeforeConnect() throws Exception {
+        ServerSocketChannel server = server();
+        SocketChannel c = client();
+        c.configureBlocking(false);
+        Selector sel = selector();
+        // As Netty does: register first, connect afterwards.
+        SelectionKey key = c.register(sel, SelectionKey.OP_CONNECT);
+        boolean connected = c.connect(server.getLocalAddress());
+        if (!connected) {
+            assertTrue(c.isConnectionPending());
+            assertThrows(ConnectionPendingException.class, () -> c.connect(server.getLocalAddress()));
+            selectUntil(sel, key, SelectionKey.OP_CONNECT);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (!c.finishConnect()) {
+                assertTrue(System.nanoTime() - deadline < 0);
+                sel.select(1000);
+            }
+        }
+        assertTrue(c.isConnected());
+        assertFalse(c.isConnectionPending());
+        assertTrue(c.finishConnect(), "finishConnect on a connected channel");
+        assertThrows(AlreadyConnectedException.class, () -> c.connect(server.getLocalAddress()));
+        key.interestOps(SelectionKey.OP_WRITE);
+        sel.selectedKeys().clear();
+        selectUntil(sel, key, SelectionKey.OP_WRITE);
+        assertEquals(SelectionKey.OP_WRITE, key.readyOps(), "OP_CONNECT is not ready once connected");
+        track(server.accept());
+    }
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void readAndWriteReadiness(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel a = p[1];
+        a.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = a.register(sel, SelectionKey.OP_READ);
+        assertEquals(0, sel.selectNow(), "nothing to read yet");
+        p[0].configureBlocking(blocking);
+        byte[] data = pattern(1000, 1);
+        writeFully(p[0], ByteBuffer.wrap(data));
+        selectUntil(sel, key, SelectionKey.OP_READ);
+        ByteBuffer in = ByteBuffer.allocate(data.length);
+        a.configureBlocking(false);
+        readFully(a, in);
+        assertArrayEquals(data, in.array());
+        sel.selectedKeys().clear();
+        key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        selectUntil(sel, key, SelectionKey.OP_WRITE);
+        assertEquals(SelectionKey.OP_WRITE, key.readyOps(), "writable, and nothing more to read");
+    }
+
+    // ------------------------------------------------------------------ select variants, wakeup
+
+    @Test
+    void selectVariants() throws Exception {
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = p[1].register(sel, SelectionKey.OP_READ, "attachment");
+        assertEquals(0, sel.selectNow());
+        assertEquals(0, sel.select(10), "select(timeout) with nothing ready");
+        assertEquals(0, sel.selectNow(k -> fail("no key is ready")));
+        assertEquals(0, sel.select(k -> fail("no key is ready"), 10));
+        p[0].write(ByteBuffer.wrap(new byte[] {42}));
+        selectUntil(sel, key, SelectionKey.OP_READ);
+        assertEquals("attachment", key.attachment());
+        sel.selectedKeys().clear();
+        List<SelectionKey> seen = new ArrayList<>();
+        assertEquals(1, sel.select(seen::add));
+        assertEquals(List.of(key), seen);
+        assertTrue(sel.selectedKeys().isEmpty(), "select(Consumer) leaves the selected-key set alone");
+        seen.clear();
+        assertEquals(1, sel.select(seen::add, 1000));
+        assertEquals(1, sel.selectNow(seen::add));
+        assertEquals(1, sel.select());
+        assertEquals(SelectionKey.OP_READ, key.readyOps());
+        assertThrows(IllegalArgumentException.class, () -> sel.select(-1));
+    }
+
+    @Test
+    void wakeupBeforeSelectMakesItReturn() throws Exception {
+        Selector sel = selector();
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        p[1].register(sel, SelectionKey.OP_READ);
+        sel.wakeup();
+        sel.wakeup();
+        assertEquals(0, (int) await(start("select", sel::select, null)));
+        sel.wakeup();
+        assertEquals(0, (int) await(start("select-consumer", () -> sel.select(k -> fail("not ready")), null)));
+        // selectNow clears an earlier wakeup; a select with a timeout then runs to its timeout.
+        sel.wakeup();
+        assertEquals(0, sel.selectNow());
+        assertEquals(0, sel.select(20));
+    }
+
+    @Test
+    void wakeupDuringSelectFromAnotherThread() throws Exception {
+        Selector sel = selector();
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        p[1].register(sel, SelectionKey.OP_READ);
+        for (int i = 0; i < 3; i++) {
+            AtomicReference<Thread> t = new AtomicReference<>();
+            CompletableFuture<Integer> f = start("select-" + i, sel::select, t);
+            awaitBlocked(t.get(), "select");
+            sel.wakeup();
+            assertEquals(0, (int) await(f));
+        }
+    }
+
+    @Test
+    void twoSelectorsBlockedAtOnceBothWake() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel[] q = pair();
+        p[1].configureBlocking(false);
+        q[1].configureBlocking(false);
+        Selector s1 = selector();
+        Selector s2 = selector();
+        p[1].register(s1, SelectionKey.OP_READ);
+        q[1].register(s2, SelectionKey.OP_READ);
+        for (int round = 0; round < 3; round++) {
+            AtomicReference<Thread> t1 = new AtomicReference<>();
+            AtomicReference<Thread> t2 = new AtomicReference<>();
+            CompletableFuture<Integer> f1 = start("selector-1", () -> selectOne(s1), t1);
+            CompletableFuture<Integer> f2 = start("selector-2", () -> selectOne(s2), t2);
+            awaitBlocked(t1.get(), "select");
+            awaitBlocked(t2.get(), "select");
+            // Data for the second selector first: each must be woken by its own channel's readiness.
+            q[0].write(ByteBuffer.wrap(new byte[] {2}));
+            assertEquals(1, (int) await(f2));
+            p[0].write(ByteBuffer.wrap(new byte[] {1}));
+            assertEquals(1, (int) await(f1));
+            readFully(p[1], ByteBuffer.allocate(1));
+            readFully(q[1], ByteBuffer.allocate(1));
+        }
+    }
+
+    /** Blocking selects (bounded) until one key is selected; returns the count and clears the set. */
+    private static int selectOne(Selector sel) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (System.nanoTime() - deadline < 0) {
+            int n = sel.select();
+            if (n > 0) {
+                sel.selectedKeys().clear();
+                return n;
+            }
+        }
+        return 0;
+    }
+
+    @Test
+    void interruptedSelectReturnsAndKeepsStatus() throws Exception {
+        Selector sel = selector();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Boolean> f = start("select", () -> {
+            sel.select();
+            return Thread.currentThread().isInterrupted();
+        }, t);
+        awaitBlocked(t.get(), "select");
+        t.get().interrupt();
+        assertTrue(await(f), "interrupt status kept after select returns");
+        assertTrue(sel.isOpen());
+    }
+
+    // ------------------------------------------------------------------ key sets
+
+    @Test
+    void selectedKeySetSemantics() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel a = p[1];
+        a.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = a.register(sel, SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+        selectUntil(sel, key, SelectionKey.OP_WRITE);
+        assertEquals(SelectionKey.OP_WRITE, key.readyOps());
+        assertEquals(0, sel.selectNow(), "an unchanged selected key is not counted again");
+        p[0].write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        // Left in the selected set, the key accumulates readiness.
+        selectUntil(sel, key, SelectionKey.OP_READ);
+        assertEquals(SelectionKey.OP_READ | SelectionKey.OP_WRITE, key.readyOps());
+        Set<SelectionKey> selected = sel.selectedKeys();
+        assertThrows(UnsupportedOperationException.class, () -> selected.add(key));
+        assertThrows(UnsupportedOperationException.class, () -> sel.keys().remove(key));
+        assertThrows(UnsupportedOperationException.class, () -> sel.keys().add(key));
+        assertTrue(sel.keys().contains(key));
+        assertTrue(selected.remove(key));
+        assertTrue(selected.isEmpty());
+        key.interestOps(SelectionKey.OP_READ);
+        assertEquals(1, sel.selectNow());
+        assertEquals(SelectionKey.OP_READ, key.readyOps(), "a newly selected key's ready set is replaced");
+        assertThrows(IllegalArgumentException.class, () -> key.interestOps(SelectionKey.OP_ACCEPT));
+        assertSame(sel, key.selector());
+        assertSame(a, key.channel());
+        assertSame(key, a.keyFor(sel));
+    }
+
+    @Test
+    void cancelThenRegisterAgainAfterSelect() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel a = p[1];
+        a.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = a.register(sel, SelectionKey.OP_WRITE);
+        selectUntil(sel, key, SelectionKey.OP_WRITE);
+        key.cancel();
+        assertFalse(key.isValid());
+        assertThrows(CancelledKeyException.class, key::readyOps);
+        assertThrows(CancelledKeyException.class, () -> key.interestOps(SelectionKey.OP_READ));
+        assertTrue(sel.keys().contains(key), "a cancelled key stays in the key set until the next select");
+        assertThrows(CancelledKeyException.class, () -> a.register(sel, SelectionKey.OP_WRITE));
+        assertEquals(0, sel.selectNow());
+        assertFalse(sel.keys().contains(key));
+        assertFalse(sel.selectedKeys().contains(key), "a cancelled key leaves the selected set");
+        assertFalse(a.isRegistered());
+        // A cancelled key no longer holds the channel in non-blocking mode.
+        a.configureBlocking(true);
+        a.configureBlocking(false);
+        SelectionKey again = a.register(sel, SelectionKey.OP_WRITE);
+        assertTrue(again != key);
+        selectUntil(sel, again, SelectionKey.OP_WRITE);
+    }
+
+    @Test
+    void interestOpsChangedFromAnotherThreadDuringSelect() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel a = p[1];
+        a.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = a.register(sel, SelectionKey.OP_READ);
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Boolean> f = start("selector", () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                sel.select(1000);
+                if (sel.selectedKeys().contains(key) && key.isWritable()) {
+                    return true;
+                }
+            }
+            return false;
+        }, t);
+        awaitBlocked(t.get(), "select");
+        CountDownLatch changed = new CountDownLatch(1);
+        start("changer", () -> {
+            key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+            changed.countDown();
+            return null;
+        }, null);
+        assertTrue(changed.await(WAIT_SECONDS, TimeUnit.SECONDS));
+        // The spec says the change takes effect by the next select: wake the current one.
+        sel.wakeup();
+        assertTrue(await(f), "interest change seen by a later select");
+    }
+
+    @Test
+    void registerFromAnotherThreadDuringSelect() throws Exception {
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        p[0].write(ByteBuffer.wrap(new byte[] {1}));
+        Selector sel = selector();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<SelectionKey> f = start("selector", () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                sel.select(1000);
+                for (SelectionKey k : sel.selectedKeys()) {
+                    return k;
+                }
+            }
+            return null;
+        }, t);
+        awaitBlocked(t.get(), "select");
+        // Registration does not wait for the select in progress (JDK 11 and later).
+        SelectionKey key = await(start("registrar", () -> p[1].register(sel, SelectionKey.OP_READ), null));
+        sel.wakeup();
+        assertSame(key, await(f));
+        assertTrue(key.isReadable());
+    }
+
+    @Test
+    void registerBlockingChannelFails() throws Exception {
+        SocketChannel c = client();
+        Selector sel = selector();
+        assertThrows(IllegalBlockingModeException.class, () -> c.register(sel, SelectionKey.OP_CONNECT));
+        c.configureBlocking(false);
+        SelectionKey key = c.register(sel, SelectionKey.OP_CONNECT);
+        assertThrows(IllegalBlockingModeException.class, () -> c.configureBlocking(true));
+        assertThrows(IllegalArgumentException.class, () -> c.register(sel, SelectionKey.OP_ACCEPT));
+        key.cancel();
+    }
+
+    // ------------------------------------------------------------------ close and interrupt races
+
+    @Test
+    void closeChannelWhileAnotherThreadSelects() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel a = p[1];
+        a.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = a.register(sel, SelectionKey.OP_READ);
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Integer> f = start("selector", sel::select, t);
+        awaitBlocked(t.get(), "select");
+        a.close();
+        assertFalse(key.isValid(), "closing a channel cancels its keys");
+        sel.wakeup();
+        await(f);
+        sel.selectNow();
+        assertFalse(sel.keys().contains(key));
+    }
+
+    @Test
+    void closeSelectorWhileAnotherThreadSelects() throws Exception {
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = p[1].register(sel, SelectionKey.OP_READ);
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Integer> f = start("selector", sel::select, t);
+        awaitBlocked(t.get(), "select");
+        sel.close();
+        await(f);
+        assertFalse(sel.isOpen());
+        assertFalse(key.isValid());
+        assertThrows(ClosedSelectorException.class, sel::select);
+        assertThrows(ClosedSelectorException.class, sel::selectNow);
+        assertThrows(ClosedSelectorException.class, sel::keys);
+        assertThrows(ClosedSelectorException.class, sel::selectedKeys);
+        assertThrows(ClosedSelectorException.class, () -> p[1].register(sel, SelectionKey.OP_READ));
+        sel.wakeup();
+        sel.close();
+        assertTrue(p[1].isOpen(), "closing a selector leaves its channels open");
+        assertFalse(p[1].isRegistered());
+    }
+
+    @Test
+    void closeWhileAnotherThreadReads() throws Exception {
+        SocketChannel[] p = pair();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Integer> f = start("reader", () -> p[1].read(ByteBuffer.allocate(10)), t);
+        awaitBlocked(t.get(), "read");
+        p[1].close();
+        awaitFailure(AsynchronousCloseException.class, f);
+        assertThrows(ClosedChannelException.class, () -> p[1].read(ByteBuffer.allocate(1)));
+    }
+
+    @Test
+    void closeWhileAnotherThreadWrites() throws Exception {
+        SocketChannel[] p = pair();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Long> f = startBlockedWriter(p[0], t);
+        p[0].close();
+        // The JDK's blocking write may return the short count a close cut it to; the writer's next write then
+        // fails with ClosedChannelException. Either is within the spec, so the common supertype is asserted.
+        awaitFailure(ClosedChannelException.class, f);
+        assertFalse(p[0].isOpen());
+    }
+
+    @Test
+    void interruptBlockedWriter() throws Exception {
+        SocketChannel[] p = pair();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Long> f = startBlockedWriter(p[0], t);
+        t.get().interrupt();
+        // As above, a short count may come first: then the next write finds the channel closed by the interrupt.
+        awaitFailure(ClosedChannelException.class, f);
+        assertFalse(p[0].isOpen(), "an interrupted blocking write closes the channel");
+    }
+
+    /** A thread writing to {@code ch} whose peer never reads, returned once it is blocked in write. */
+    private CompletableFuture<Long> startBlockedWriter(SocketChannel ch, AtomicReference<Thread> t) throws Exception {
+        java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
+        CompletableFuture<Long> f = start("writer", () -> {
+            ByteBuffer b = ByteBuffer.allocate(64 * 1024);
+            for (int i = 0; i < 1 << 16; i++) {
+                b.clear();
+                written.addAndGet(ch.write(b));
+            }
+            return written.get();
+        }, t);
+        // Blocked: in a write, and no progress over many samples.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        long last = -1;
+        int stable = 0;
+        while (stable < 40) {
+            assertTrue(System.nanoTime() - deadline < 0, "writer never blocked");
+            awaitBlocked(t.get(), "write");
+            long now = written.get();
+            stable = now == last ? stable + 1 : 0;
+            last = now;
+            Thread.sleep(5);
+        }
+        return f;
+    }
+
+    @Test
+    void shutdownInputWakesBlockedReader() throws Exception {
+        SocketChannel[] p = pair();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Integer> f = start("reader", () -> p[1].read(ByteBuffer.allocate(10)), t);
+        awaitBlocked(t.get(), "read");
+        p[1].shutdownInput();
+        assertEquals(-1, (int) await(f), "a blocked read returns end of stream");
+        assertTrue(p[1].isOpen());
+    }
+
+    @Test
+    void closeWhileAnotherThreadAccepts() throws Exception {
+        ServerSocketChannel server = server();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<SocketChannel> f = start("acceptor", server::accept, t);
+        awaitBlocked(t.get(), "accept");
+        server.close();
+        awaitFailure(AsynchronousCloseException.class, f);
+    }
+
+    @Test
+    void interruptBlockedAcceptor() throws Exception {
+        ServerSocketChannel server = server();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<SocketChannel> f = start("acceptor", server::accept, t);
+        awaitBlocked(t.get(), "accept");
+        t.get().interrupt();
+        awaitFailure(ClosedByInterruptException.class, f);
+        assertFalse(server.isOpen());
+    }
+
+    @Test
+    void interruptBlockedReader() throws Exception {
+        SocketChannel[] p = pair();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Boolean> interrupted = new CompletableFuture<>();
+        CompletableFuture<Integer> f = start("reader", () -> {
+            try {
+                return p[1].read(ByteBuffer.allocate(10));
+            } finally {
+                interrupted.complete(Thread.currentThread().isInterrupted());
+            }
+        }, t);
+        awaitBlocked(t.get(), "read");
+        t.get().interrupt();
+        awaitFailure(ClosedByInterruptException.class, f);
+        assertTrue(await(interrupted), "interrupt status kept");
+        assertFalse(p[1].isOpen(), "an interrupted blocking read closes the channel");
+        assertEquals(-1, readToEnd(p[0]), "the peer sees the close");
+    }
+
+    @Test
+    void interruptBeforeBlockingReadClosesChannel() throws Exception {
+        SocketChannel[] p = pair();
+        CompletableFuture<Integer> f = start("reader", () -> {
+            Thread.currentThread().interrupt();
+            return p[1].read(ByteBuffer.allocate(10));
+        }, null);
+        awaitFailure(ClosedByInterruptException.class, f);
+        assertFalse(p[1].isOpen());
+    }
+
+    // ------------------------------------------------------------------ data
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void scatteringAndGatheringByteExact(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        p[0].configureBlocking(blocking);
+        p[1].configureBlocking(blocking);
+        byte[] all = pattern(7 + 0 + 300_000 + 13, blocking ? 3 : 4);
+        ByteBuffer[] out = {
+            ByteBuffer.wrap(all, 0, 7).slice(),
+            ByteBuffer.allocate(0),
+            ByteBuffer.allocateDirect(300_000).put(all, 7, 300_000).flip(),
+            ByteBuffer.wrap(all, 300_007, 13).slice(),
+        };
+        ByteBuffer[] in = {ByteBuffer.allocate(5), ByteBuffer.allocateDirect(200_000), ByteBuffer.allocate(0),
+            ByteBuffer.allocate(all.length - 200_005)};
+        CompletableFuture<Void> w = start("writer", () -> {
+            writeFully(p[0], out);
+            return null;
+        }, null);
+        assertEquals(all.length, readFully(p[1], in));
+        await(w);
+        ByteBuffer got = ByteBuffer.allocate(all.length);
+        for (ByteBuffer b : in) {
+            got.put(b.flip());
+        }
+        assertArrayEquals(all, got.array());
+        // Offset and length select part of the array.
+        ByteBuffer x = ByteBuffer.wrap(new byte[] {9, 8, 7});
+        assertThrows(IndexOutOfBoundsException.class, () -> p[0].write(new ByteBuffer[] {x}, 1, 1));
+        assertEquals(0, p[0].write(new ByteBuffer[] {x}, 0, 0));
+    }
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void shutdownInputReadsEndOfStream(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(blocking);
+        p[1].shutdownInput();
+        assertEquals(-1, p[1].read(ByteBuffer.allocate(10)));
+        assertEquals(-1, p[1].read(ByteBuffer.allocate(10)));
+        assertTrue(p[1].socket().isInputShutdown());
+        p[1].shutdownInput();
+        // The other direction still works.
+        p[1].write(ByteBuffer.wrap(new byte[] {5}));
+        ByteBuffer one = ByteBuffer.allocate(1);
+        readFully(p[0], one);
+        assertEquals(5, one.get(0));
+    }
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void shutdownOutputPeerReadsEndOfStream(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        p[0].configureBlocking(blocking);
+        p[1].configureBlocking(blocking);
+        byte[] data = pattern(5000, 9);
+        writeFully(p[0], ByteBuffer.wrap(data));
+        p[0].shutdownOutput();
+        assertThrows(ClosedChannelException.class, () -> p[0].write(ByteBuffer.wrap(new byte[1])));
+        assertTrue(p[0].socket().isOutputShutdown());
+        ByteBuffer in = ByteBuffer.allocate(data.length);
+        readFully(p[1], in);
+        assertArrayEquals(data, in.array());
+        assertEquals(-1, readToEnd(p[1]), "bytes first, then end of stream");
+        // Half-closed: the peer can still answer.
+        writeFully(p[1], ByteBuffer.wrap(new byte[] {1, 2}));
+        ByteBuffer two = ByteBuffer.allocate(2);
+        readFully(p[0], two);
+        assertArrayEquals(new byte[] {1, 2}, two.array());
+    }
+
+    @Test
+    void zeroLengthReadAndWriteReturnAtOnce() throws Exception {
+        SocketChannel[] p = pair();
+        assertEquals(0, p[1].read(ByteBuffer.allocate(0)));
+        assertEquals(0, p[0].write(ByteBuffer.allocate(0)));
+    }
+
+    // ------------------------------------------------------------------ addresses, connect, bind
+
+    @Test
+    void localAndRemoteAddresses() throws Exception {
+        ServerSocketChannel server = server();
+        InetSocketAddress sa = (InetSocketAddress) server.getLocalAddress();
+        assertEquals(address(), sa.getAddress());
+        assertTrue(sa.getPort() > 0);
+        SocketChannel c = client();
+        assertNull(c.getRemoteAddress());
+        assertNull(c.getLocalAddress());
+        c.connect(sa);
+        SocketChannel a = track(server.accept());
+        assertEquals(sa, c.getRemoteAddress());
+        assertEquals(c.getLocalAddress(), a.getRemoteAddress());
+        assertEquals(a.getLocalAddress(), c.getRemoteAddress());
+        c.close();
+        assertThrows(ClosedChannelException.class, c::getLocalAddress);
+        assertThrows(ClosedChannelException.class, c::getRemoteAddress);
+        server.close();
+        assertThrows(ClosedChannelException.class, server::getLocalAddress);
+    }
+
+    @Test
+    void explicitBindBeforeConnect() throws Exception {
+        ServerSocketChannel server = server();
+        SocketChannel c = client();
+        c.bind(new InetSocketAddress(address(), 0));
+        InetSocketAddress local = (InetSocketAddress) c.getLocalAddress();
+        assertTrue(local.getPort() > 0);
+        if (!serversOnTcp()) {
+            // As with SDP: a socket bound before connect stays on TCP, where this server does not listen.
+            assertThrows(ConnectException.class, () -> c.connect(server.getLocalAddress()));
+            return;
+        }
+        assertTrue(c.connect(server.getLocalAddress()));
+        SocketChannel a = track(server.accept());
+        assertEquals(local, a.getRemoteAddress());
+        assertEquals(local, c.getLocalAddress());
+    }
+
+    @Test
+    void operationsOnUnconnectedChannel() throws Exception {
+        SocketChannel c = client();
+        assertFalse(c.isConnected());
+        assertFalse(c.isConnectionPending());
+        assertThrows(NoConnectionPendingException.class, c::finishConnect);
+        assertThrows(NotYetConnectedException.class, () -> c.read(ByteBuffer.allocate(1)));
+        assertThrows(NotYetConnectedException.class, () -> c.write(ByteBuffer.allocate(1)));
+        assertThrows(NotYetConnectedException.class, c::shutdownInput);
+        assertThrows(NotYetConnectedException.class, c::shutdownOutput);
+        assertThrows(UnsupportedAddressTypeException.class, () -> c.connect(new SocketAddress() {
+            private static final long serialVersionUID = 1L;
+        }));
+        assertThrows(UnresolvedAddressException.class, () -> c.connect(InetSocketAddress.createUnresolved("host.invalid", 80)));
+        ServerSocketChannel s = track(provider().openServerSocketChannel());
+        assertThrows(NotYetBoundException.class, s::accept);
+        assertNull(s.getLocalAddress());
+        c.close();
+        assertThrows(ClosedChannelException.class, () -> c.read(ByteBuffer.allocate(1)));
+        assertThrows(ClosedChannelException.class, () -> c.connect(new InetSocketAddress(address(), 1)));
+        assertThrows(ClosedChannelException.class, c::finishConnect);
+    }
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void connectToPortWithNoListener(boolean blocking) throws Exception {
+        InetSocketAddress dead = new InetSocketAddress(address(), deadPort());
+        SocketChannel c = client();
+        c.configureBlocking(blocking);
+        if (blocking) {
+            assertThrows(ConnectException.class, () -> c.connect(dead));
+        } else {
+            Selector sel = selector();
+            SelectionKey key = c.register(sel, SelectionKey.OP_CONNECT);
+            ConnectException e = assertThrows(ConnectException.class, () -> {
+                if (c.connect(dead)) {
+                    fail("connected to a port with no listener");
+                }
+                selectUntil(sel, key, SelectionKey.OP_CONNECT);
+                c.finishConnect();
+            });
+            assertNotNull(e.getMessage());
+        }
+        assertFalse(c.isOpen(), "a failed connect closes the channel");
+    }
+
+    @Test
+    void bindToPortInUse() throws Exception {
+        ServerSocketChannel first = server();
+        ServerSocketChannel second = track(provider().openServerSocketChannel());
+        assertThrows(BindException.class, () -> second.bind(first.getLocalAddress()));
+        assertThrows(java.nio.channels.AlreadyBoundException.class, () -> first.bind(new InetSocketAddress(address(), 0)));
+    }
+
+    // ------------------------------------------------------------------ options
+
+    @Test
+    void standardSocketOptions() throws Exception {
+        SocketChannel c = client();
+        Set<SocketOption<?>> supported = c.supportedOptions();
+        for (SocketOption<?> o : List.of(StandardSocketOptions.TCP_NODELAY, StandardSocketOptions.SO_RCVBUF,
+                StandardSocketOptions.SO_SNDBUF, StandardSocketOptions.SO_KEEPALIVE, StandardSocketOptions.SO_REUSEADDR,
+                StandardSocketOptions.SO_LINGER)) {
+            assertTrue(supported.contains(o), "supports " + o);
+        }
+        assertFalse(c.getOption(StandardSocketOptions.TCP_NODELAY));
+        assertEquals(-1, c.getOption(StandardSocketOptions.SO_LINGER));
+        c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        c.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        c.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+        c.setOption(StandardSocketOptions.SO_LINGER, 5);
+        c.setOption(StandardSocketOptions.SO_RCVBUF, 128 * 1024);
+        c.setOption(StandardSocketOptions.SO_SNDBUF, 128 * 1024);
+        assertThrows(IllegalArgumentException.class, () -> c.setOption(StandardSocketOptions.SO_RCVBUF, -1));
+        assertThrows(UnsupportedOperationException.class, () -> c.setOption(StandardSocketOptions.IP_MULTICAST_TTL, 1));
+        assertThrows(UnsupportedOperationException.class, () -> c.getOption(StandardSocketOptions.IP_MULTICAST_TTL));
+        ServerSocketChannel server = server();
+        c.connect(server.getLocalAddress());
+        track(server.accept());
+        // Options set before connect are in force after it (buffer sizes as the platform rounds them).
+        assertTrue(c.getOption(StandardSocketOptions.TCP_NODELAY));
+        assertTrue(c.getOption(StandardSocketOptions.SO_KEEPALIVE));
+        assertTrue(c.getOption(StandardSocketOptions.SO_REUSEADDR));
+        assertEquals(5, c.getOption(StandardSocketOptions.SO_LINGER));
+        assertTrue(c.getOption(StandardSocketOptions.SO_RCVBUF) > 0);
+        assertTrue(c.getOption(StandardSocketOptions.SO_SNDBUF) > 0);
+        c.setOption(StandardSocketOptions.TCP_NODELAY, false);
+        assertFalse(c.getOption(StandardSocketOptions.TCP_NODELAY));
+        assertFalse(c.socket().getTcpNoDelay());
+        c.socket().setSoLinger(false, 0);
+        assertEquals(-1, c.socket().getSoLinger());
+        assertTrue(server.getOption(StandardSocketOptions.SO_RCVBUF) > 0);
+        assertTrue(server.supportedOptions().contains(StandardSocketOptions.SO_REUSEADDR));
+        c.close();
+        assertThrows(ClosedChannelException.class, () -> c.getOption(StandardSocketOptions.TCP_NODELAY));
+    }
+
+    @Test
+    void lingerZeroCloseResetsPeer() throws Exception {
+        SocketChannel[] p = pair();
+        p[0].setOption(StandardSocketOptions.SO_LINGER, 0);
+        p[0].close();
+        ByteBuffer b = ByteBuffer.allocate(10);
+        IOException e = assertThrows(IOException.class, () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                b.clear();
+                if (p[1].read(b) < 0) {
+                    return;
+                }
+            }
+        }, "an abortive close resets the peer");
+        assertFalse(e instanceof ClosedChannelException, "the error is the peer's reset, not a local close: " + e);
+    }
+
+    // ------------------------------------------------------------------ socket adaptors
+
+    @Test
+    void socketAdaptorStreamsAndTimeouts() throws Exception {
+        ServerSocketChannel server = server();
+        ServerSocket ss = server.socket();
+        assertSame(server, ss.getChannel());
+        assertTrue(ss.isBound());
+        ss.setSoTimeout(50);
+        assertThrows(SocketTimeoutException.class, ss::accept, "accept with SO_TIMEOUT and nobody connecting");
+        assertTrue(server.isOpen(), "a timed-out accept leaves the server open");
+
+        SocketChannel c = client();
+        Socket s = c.socket();
+        assertSame(c, s.getChannel());
+        assertFalse(s.isConnected());
+        assertThrows(java.net.SocketException.class, s::getInputStream);
+        s.connect(ss.getLocalSocketAddress(), 10_000);
+        assertTrue(s.isConnected());
+        assertEquals(ss.getLocalPort(), s.getPort());
+        ss.setSoTimeout(10_000);
+        Socket accepted = track(ss.accept());
+        assertTrue(accepted.isConnected());
+        assertEquals(s.getLocalPort(), accepted.getPort());
+
+        accepted.setSoTimeout(50);
+        InputStream in = accepted.getInputStream();
+        assertThrows(SocketTimeoutException.class, in::read, "read with SO_TIMEOUT and nothing sent");
+        assertFalse(accepted.isClosed(), "a timed-out read leaves the socket open");
+
+        byte[] data = pattern(70_000, 11);
+        OutputStream out = s.getOutputStream();
+        CompletableFuture<Void> w = start("writer", () -> {
+            out.write(data);
+            out.flush();
+            s.shutdownOutput();
+            return null;
+        }, null);
+        accepted.setSoTimeout(10_000);
+        byte[] got = in.readNBytes(data.length + 1);
+        await(w);
+        assertArrayEquals(data, got);
+        assertTrue(s.isOutputShutdown());
+        assertEquals(-1, in.read());
+        accepted.shutdownInput();
+        assertTrue(accepted.isInputShutdown());
+        s.close();
+        assertTrue(s.isClosed());
+        assertFalse(c.isOpen());
+
+        SocketChannel nb = client();
+        nb.configureBlocking(false);
+        assertThrows(IllegalBlockingModeException.class, () -> nb.socket().connect(ss.getLocalSocketAddress()));
+    }
+
+    // ------------------------------------------------------------------ races (actors start together, repeated)
+
+    @Test
+    void raceWakeupAgainstSelect() throws Exception {
+        Selector sel = selector();
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        p[1].register(sel, SelectionKey.OP_READ);
+        for (int round = 0; round < 200; round++) {
+            java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+            CompletableFuture<Integer> selecting = start("selector-" + round, () -> {
+                go.await();
+                return sel.select();
+            }, null);
+            go.await(WAIT_SECONDS, TimeUnit.SECONDS);
+            sel.wakeup();
+            assertEquals(0, (int) await(selecting), "round " + round + ": a wakeup is never lost");
+        }
+    }
+
+    @Test
+    void raceReadinessAgainstSelect() throws Exception {
+        Selector sel = selector();
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        SelectionKey key = p[1].register(sel, SelectionKey.OP_READ);
+        ByteBuffer one = ByteBuffer.allocate(1);
+        for (int round = 0; round < 200; round++) {
+            java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+            CompletableFuture<Integer> selecting = start("selector-" + round, () -> {
+                go.await();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+                while (System.nanoTime() - deadline < 0) {
+                    if (sel.select() > 0) {
+                        return sel.selectedKeys().size();
+                    }
+                }
+                return 0;
+            }, null);
+            go.await(WAIT_SECONDS, TimeUnit.SECONDS);
+            p[0].write(ByteBuffer.wrap(new byte[] {(byte) round}));
+            assertEquals(1, (int) await(selecting), "round " + round + ": readiness is never lost");
+            assertTrue(sel.selectedKeys().remove(key));
+            one.clear();
+            assertEquals(1, p[1].read(one));
+            assertEquals((byte) round, one.get(0));
+        }
+    }
+
+    @Test
+    void raceCloseChannelAgainstSelect() throws Exception {
+        Selector sel = selector();
+        for (int round = 0; round < 30; round++) {
+            SocketChannel[] p = pair();
+            p[1].configureBlocking(false);
+            SelectionKey key = p[1].register(sel, SelectionKey.OP_READ);
+            java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+            CompletableFuture<Integer> selecting = start("selector-" + round, () -> {
+                go.await();
+                return sel.select(50);
+            }, null);
+            go.await(WAIT_SECONDS, TimeUnit.SECONDS);
+            p[1].close();
+            await(selecting);
+            sel.selectNow();
+            assertFalse(key.isValid());
+            assertFalse(sel.keys().contains(key), "round " + round);
+        }
+        assertTrue(sel.keys().isEmpty());
+    }
+
+    // ------------------------------------------------------------------ load
+
+    @Test
+    void manyConnectionsOnOneSelectorEchoChecksummed() throws Exception {
+        int connections = 200;
+        int perConnection = 8 * 1024;
+        // Every client connects at once: the backlog holds them all (a fabric refuses beyond it, where Linux's
+        // TCP keeps retrying a SYN, so this is not a test of backlog behaviour).
+        ServerSocketChannel server = track(provider().openServerSocketChannel());
+        server.bind(new InetSocketAddress(address(), 0), connections);
+        server.configureBlocking(false);
+        Selector serverSel = selector();
+        server.register(serverSel, SelectionKey.OP_ACCEPT);
+        CompletableFuture<Void> echo = start("echo-server", () -> {
+            ByteBuffer buf = ByteBuffer.allocate(16 * 1024);
+            int closed = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS * 2);
+            while (closed < connections) {
+                assertTrue(System.nanoTime() - deadline < 0, "echo server finished in time, closed " + closed);
+                serverSel.select(1000);
+                for (var it = serverSel.selectedKeys().iterator(); it.hasNext(); ) {
+                    SelectionKey k = it.next();
+                    it.remove();
+                    if (k.isAcceptable()) {
+                        SocketChannel a;
+                        while ((a = server.accept()) != null) {
+                            track(a).configureBlocking(false);
+                            a.register(serverSel, SelectionKey.OP_READ, ByteBuffer.allocate(perConnection));
+                        }
+                        continue;
+                    }
+                    SocketChannel a = (SocketChannel) k.channel();
+                    ByteBuffer pending = (ByteBuffer) k.attachment();
+                    if (k.isReadable()) {
+                        buf.clear().limit(Math.min(buf.capacity(), pending.remaining()));
+                        int n = a.read(buf);
+                        if (n < 0) {
+                            a.close();
+                            closed++;
+                            continue;
+                        }
+                        pending.put(buf.flip());
+                    }
+                    // Echo what was read so far; keep OP_WRITE only while something is left to send.
+                    pending.flip();
+                    a.write(pending);
+                    pending.compact();
+                    k.interestOps(pending.position() > 0 ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+                }
+            }
+            return null;
+        }, null);
+
+        Selector sel = selector();
+        long[] expected = new long[connections];
+        SocketChannel[] cs = new SocketChannel[connections];
+        ByteBuffer[] outs = new ByteBuffer[connections];
+        ByteBuffer[] ins = new ByteBuffer[connections];
+        for (int i = 0; i < connections; i++) {
+            byte[] data = pattern(perConnection, 100 + i);
+            CRC32 crc = new CRC32();
+            crc.update(data);
+            expected[i] = crc.getValue();
+            outs[i] = ByteBuffer.wrap(data);
+            ins[i] = ByteBuffer.allocate(perConnection);
+            cs[i] = client();
+            cs[i].configureBlocking(false);
+            cs[i].register(sel, SelectionKey.OP_CONNECT | SelectionKey.OP_WRITE | SelectionKey.OP_READ, i);
+            cs[i].connect(server.getLocalAddress());
+        }
+        int done = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS * 2);
+        while (done < connections) {
+            if (echo.isCompletedExceptionally()) {
+                await(echo);
+            }
+            assertTrue(System.nanoTime() - deadline < 0, "clients finished in time, done " + done);
+            sel.select(1000);
+            for (var it = sel.selectedKeys().iterator(); it.hasNext(); ) {
+                SelectionKey k = it.next();
+                it.remove();
+                int i = (Integer) k.attachment();
+                SocketChannel c = cs[i];
+                if (k.isConnectable() && c.finishConnect()) {
+                    k.interestOps(SelectionKey.OP_WRITE | SelectionKey.OP_READ);
+                }
+                if (!c.isConnected()) {
+                    continue;
+                }
+                if (k.isValid() && k.isWritable() && outs[i].hasRemaining()) {
+                    c.write(outs[i]);
+                    if (!outs[i].hasRemaining()) {
+                        k.interestOps(SelectionKey.OP_READ);
+                    }
+                }
+                if (k.isValid() && k.isReadable() && c.read(ins[i]) >= 0 && !ins[i].hasRemaining()) {
+                    CRC32 crc = new CRC32();
+                    crc.update(ins[i].flip());
+                    assertEquals(expected[i], crc.getValue(), "echo of connection " + i);
+                    c.close();
+                    done++;
+                }
+            }
+        }
+        await(echo);
+        assertEquals(0, sel.selectNow());
+        assertTrue(sel.keys().isEmpty(), "closed channels leave the selector");
+        assertEquals(connections, Arrays.stream(cs).filter(c -> !c.isOpen()).count());
+    }
+}

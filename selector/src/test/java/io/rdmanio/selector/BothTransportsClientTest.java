@@ -1,0 +1,139 @@
+package io.rdmanio.selector;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmanio.core.engine.Engines;
+import io.rdmanio.selector.config.Action;
+import io.rdmanio.selector.config.RdmanioConfig;
+import io.rdmanio.selector.config.Route;
+import io.rdmanio.selector.config.Router;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A client under a {@code both} rule: over the fabric when the server listens there, over TCP when it does not,
+ * in blocking and non-blocking mode, with its keys following it; when neither listens, both causes are named.
+ */
+class BothTransportsClientTest extends NioTestSupport {
+
+    /** Servers bind on the fabric (rdma) or on TCP (jdk); clients connect under both. */
+    private static final SelectorProvider BOTH_CLIENTS = new RdmaSelectorProvider(new RdmanioConfig(new Router() {
+        @Override
+        public Route forBind(InetSocketAddress local) {
+            return new Route(Action.RDMA, "test: bind rdma");
+        }
+
+        @Override
+        public Route forConnect(InetSocketAddress remote) {
+            return new Route(Action.BOTH, "test: connect both");
+        }
+    }, (peer, listening) -> Engines.get("loopback"), "loopback", null));
+
+    private static final SelectorProvider JDK = RdmaSelectorProvider.jdkProvider();
+
+    @Override
+    protected SelectorProvider provider() {
+        return BOTH_CLIENTS;
+    }
+
+    private ServerSocketChannel tcpServer() throws Exception {
+        ServerSocketChannel s = track(JDK.openServerSocketChannel());
+        s.bind(new InetSocketAddress(address(), 0));
+        return s;
+    }
+
+    /** Connects in the given mode, waiting through a selector whose key was registered before connect. */
+    private SocketChannel connect(SocketChannel c, InetSocketAddress to, boolean blocking) throws Exception {
+        if (blocking) {
+            assertTrue(c.connect(to));
+            return c;
+        }
+        c.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = c.register(sel, SelectionKey.OP_CONNECT);
+        boolean done = c.connect(to);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!done) {
+            assertTrue(System.nanoTime() - deadline < 0, "connected in time: " + c);
+            sel.select(1000);
+            if (sel.selectedKeys().remove(key)) {
+                done = c.finishConnect();
+            }
+        }
+        key.cancel();
+        sel.selectNow();
+        c.configureBlocking(true);
+        return c;
+    }
+
+    private static void exchange(SocketChannel client, SocketChannel accepted) throws Exception {
+        client.write(ByteBuffer.wrap(new byte[] {5, 6, 7}));
+        ByteBuffer in = ByteBuffer.allocate(3);
+        while (in.hasRemaining()) {
+            if (accepted.read(in) < 0) {
+                break;
+            }
+        }
+        assertArrayEquals(new byte[] {5, 6, 7}, in.array());
+    }
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void overTheFabricWhenTheServerListensThere(boolean blocking) throws Exception {
+        ServerSocketChannel server = server();
+        SocketChannel c = connect(client(), (InetSocketAddress) server.getLocalAddress(), blocking);
+        assertTrue(c.toString().contains("loopback"), c.toString());
+        exchange(c, track(server.accept()));
+    }
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void fallsBackToTcpWhenTheFabricRefuses(boolean blocking) throws Exception {
+        ServerSocketChannel server = tcpServer();
+        SocketChannel c = connect(client(), (InetSocketAddress) server.getLocalAddress(), blocking);
+        assertTrue(c.toString().contains("tcp"), c.toString());
+        assertTrue(c.isConnected());
+        assertFalse(c.isConnectionPending());
+        SocketChannel a = track(server.accept());
+        assertEquals(c.getLocalAddress(), a.getRemoteAddress());
+        exchange(c, a);
+        exchange(a, c);
+    }
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void neitherListeningNamesBothCauses(boolean blocking) throws Exception {
+        InetSocketAddress dead = new InetSocketAddress(address(), deadPort());
+        SocketChannel c = client();
+        ConnectException e = assertThrows(ConnectException.class, () -> connect(c, dead, blocking));
+        assertEquals(1, e.getSuppressed().length, "the fabric's failure is attached: " + Arrays.toString(e.getSuppressed()));
+        assertFalse(c.isOpen(), "a failed connect closes the channel");
+    }
+
+    @ParameterizedTest(name = "timeout={0}")
+    @ValueSource(ints = {0, 10_000})
+    void socketAdaptorConnectFallsBack(int timeout) throws Exception {
+        ServerSocketChannel server = tcpServer();
+        SocketChannel c = client();
+        Socket s = c.socket();
+        s.connect(server.getLocalAddress(), timeout);
+        assertTrue(s.isConnected());
+        assertTrue(c.toString().contains("tcp"), c.toString());
+        exchange(c, track(server.accept()));
+    }
+}
