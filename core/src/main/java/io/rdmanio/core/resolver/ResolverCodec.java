@@ -189,9 +189,11 @@ final class ResolverCodec {
         InetSocketAddress shm = null;
         if ((fabrics & Endpoints.FABRIC_SHM) != 0) {
             UUID boot = getUuid(b, at + EP_BOOT_ID_OFFSET);
-            if (boot != null) {
-                host = new HostIdentity(boot, b.getLong(at + EP_SHM_DEV_OFFSET), b.getLong(at + EP_SHM_INO_OFFSET));
+            if (boot == null) {
+                // Without a host identity a client could not tell whether it shares the listener's host.
+                throw new BadPacketException("malformed", "an shm endpoint without a host identity");
             }
+            host = new HostIdentity(boot, b.getLong(at + EP_SHM_DEV_OFFSET), b.getLong(at + EP_SHM_INO_OFFSET));
             shm = getSocketAddress(b, at + EP_SHM_ADDRESS_OFFSET, at + EP_SHM_PORT_OFFSET);
         }
         InetSocketAddress disni = (fabrics & Endpoints.FABRIC_DISNI) == 0 ? null
