@@ -39,15 +39,29 @@ final class AutoRouting {
     private final String configured;
     private final FabricDirectory directory;
     private final Supplier<Resolver> resolvers;
+    private final Supplier<Resolver> existing;
 
     /**
      * @param configured {@code rdmanio.fabric}: {@code auto} allows any fabric that opens here, a name only that one
-     * @param resolvers  gives the resolver, or {@code null} when there is none
+     * @param resolvers  gives the resolver, starting it if needed, or {@code null} when there is none
+     * @param existing   gives the resolver only if it already runs, else {@code null}
      */
-    AutoRouting(String configured, FabricDirectory directory, Supplier<Resolver> resolvers) {
+    AutoRouting(String configured, FabricDirectory directory, Supplier<Resolver> resolvers,
+                Supplier<Resolver> existing) {
         this.configured = configured;
         this.directory = directory;
         this.resolvers = resolvers;
+        this.existing = existing;
+    }
+
+    /** With the process's resolver, from the {@code rdmanio.resolver.*} system properties. */
+    static AutoRouting system(String configured, FabricDirectory directory) {
+        return new AutoRouting(configured, directory, AutoRouting::systemResolver, Resolver::existing);
+    }
+
+    /** With one given resolver (tests, the doctor). */
+    static AutoRouting with(String configured, FabricDirectory directory, Resolver resolver) {
+        return new AutoRouting(configured, directory, () -> resolver, () -> resolver);
     }
 
     /** The process's resolver from the {@code rdmanio.resolver.*} system properties. */
@@ -63,6 +77,11 @@ final class AutoRouting {
     /** The resolver, creating it if needed, or {@code null}. */
     Resolver resolver() {
         return resolvers.get();
+    }
+
+    /** The resolver if it runs already, else {@code null}: a connect outside {@code auto} does not start one. */
+    Resolver existingResolver() {
+        return existing.get();
     }
 
     /**

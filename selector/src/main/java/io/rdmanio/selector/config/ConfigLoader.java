@@ -79,7 +79,7 @@ public final class ConfigLoader {
         }
         Router router = Rules.NONE;
         String rules = properties.apply(RULES);
-        AutoRouting auto = new AutoRouting(fabric, fabrics, AutoRouting::systemResolver);
+        AutoRouting auto = AutoRouting.system(fabric, fabrics);
         if (rules != null) {
             Rules loaded = Rules.load(path(RULES, rules));
             router = loaded.hasAutoConnectRule() ? new ResolvingRouter(loaded, auto) : loaded;

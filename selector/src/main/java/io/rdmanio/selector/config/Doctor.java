@@ -42,8 +42,8 @@ public final class Doctor {
      */
     static int resolve(String fabric, FabricDirectory fabrics, Supplier<Resolver> resolvers, List<String> addresses,
                        PrintStream out) {
-        AutoRouting auto = new AutoRouting(fabric, fabrics, resolvers);
-        Resolver resolver = auto.resolver();
+        Resolver resolver = resolvers.get();
+        AutoRouting auto = AutoRouting.with(fabric, fabrics, resolver);
         if (resolver == null) {
             out.println("resolver: cannot start (see the warning above): auto connects go to TCP");
             return 0;

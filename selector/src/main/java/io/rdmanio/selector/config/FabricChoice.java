@@ -69,7 +69,7 @@ final class FabricChoice implements EngineSource {
 
     /** The fabric the resolver's cached answer names for {@code peer}, else the configured choice. */
     private Engine engineForResolved(InetSocketAddress peer) throws IOException {
-        Resolver resolver = Resolver.existing();
+        Resolver resolver = auto.existingResolver();
         Resolution r = resolver == null ? null : resolver.cached(peer);
         if (r == null || !r.found()) {
             return chooseByConfiguration(peer, false);
