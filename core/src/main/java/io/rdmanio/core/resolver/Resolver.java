@@ -62,7 +62,8 @@ public final class Resolver implements AutoCloseable {
     }
 
     /**
-     * The process's resolver, configured from the {@code rdmanio.resolver.*} system properties on first use.
+     * The process's resolver, configured from the {@code rdmanio.resolver.*} system properties on first use; its
+     * counters are the MBean {@code io.rdmanio:type=Resolver}.
      *
      * @throws IllegalArgumentException naming a bad setting
      * @throws IOException              when the static file cannot be read
@@ -71,6 +72,7 @@ public final class Resolver implements AutoCloseable {
         synchronized (GLOBAL_LOCK) {
             if (global == null) {
                 global = new Resolver(ResolverSettings.load(System::getProperty));
+                ResolverStatsMBean.tryRegister(global.stats);
             }
             return global;
         }
@@ -279,6 +281,7 @@ public final class Resolver implements AutoCloseable {
         synchronized (GLOBAL_LOCK) {
             if (global == this) {
                 global = null;
+                ResolverStatsMBean.tryUnregister();
             }
         }
     }
