@@ -52,7 +52,7 @@ final class Netns {
         return null;
     }
 
-    /** Creates hosts {@code names[i]} at 10.231.0.(i+1), after removing anything an earlier run left. */
+    /** Creates hosts {@code names[i]} (of {@link #HOSTS}) at 10.231.0.(i+1), after removing what a run left. */
     static void create(String... names) throws IOException {
         destroy();
         ensure("ip", "netns", "add", SWITCH);
@@ -72,12 +72,20 @@ final class Netns {
         }
     }
 
-    /** Deletes every namespace named {@code rdmanio-t-*}. */
+    /** The hosts this class makes; only these (and the switch) are ever deleted. */
+    static final List<String> HOSTS = List.of("a", "b", "c");
+
+    /** Deletes the namespaces this class creates, if they exist (left by an earlier run, too). */
     static void destroy() throws IOException {
         Result list = run("ip", "netns", "list");
+        List<String> ours = new ArrayList<>();
+        ours.add(SWITCH);
+        for (String h : HOSTS) {
+            ours.add(PREFIX + h);
+        }
         for (String line : list.output.split("\n")) {
             String name = line.trim().split("\\s+")[0];
-            if (name.startsWith(PREFIX)) {
+            if (ours.contains(name)) {
                 run("ip", "netns", "del", name);
             }
         }
