@@ -71,8 +71,12 @@ public final class Resolver implements AutoCloseable {
     public static Resolver get() throws IOException {
         synchronized (GLOBAL_LOCK) {
             if (global == null) {
-                global = new Resolver(ResolverSettings.load(System::getProperty));
-                ResolverStatsMBean.tryRegister(global.stats);
+                Resolver r = new Resolver(ResolverSettings.load(System::getProperty));
+                ResolverStatsMBean.tryRegister(r.stats);
+                // Peers learn at once that this process's listeners are gone, instead of at their next failed
+                // connect. The resolver stays readable (the stats file is written by another hook).
+                Runtime.getRuntime().addShutdownHook(new Thread(r::withdrawAll, "rdmanio-resolver-withdraw"));
+                global = r;
             }
             return global;
         }
@@ -133,6 +137,13 @@ public final class Resolver implements AutoCloseable {
         }
     }
 
+    /** Withdraws every address this process registered, as if each listener closed. */
+    public void withdrawAll() {
+        for (InetSocketAddress a : new ArrayList<>(registered.keySet())) {
+            unregister(a);
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------- query side
 
     /** What serves {@code address}: from the cache, else asked of the backends (waiting at most the timeout). */
@@ -163,12 +174,20 @@ public final class Resolver implements AutoCloseable {
             }
         }
         if (!mine.isEmpty()) {
-            Map<InetSocketAddress, Resolution> found = ask(mine.keySet());
-            for (Map.Entry<InetSocketAddress, CompletableFuture<Resolution>> e : mine.entrySet()) {
-                Resolution r = found.get(e.getKey());
-                inFlight.remove(e.getKey(), e.getValue());
-                e.getValue().complete(r);
-                out.put(e.getKey(), r);
+            Map<InetSocketAddress, Resolution> found = Map.of();
+            try {
+                found = ask(mine.keySet());
+            } finally {
+                // Threads waiting on these addresses are released whatever happened here.
+                for (Map.Entry<InetSocketAddress, CompletableFuture<Resolution>> e : mine.entrySet()) {
+                    Resolution r = found.get(e.getKey());
+                    if (r == null) {
+                        r = Resolution.none(e.getKey(), "the resolve failed");
+                    }
+                    inFlight.remove(e.getKey(), e.getValue());
+                    e.getValue().complete(r);
+                    out.put(e.getKey(), r);
+                }
             }
         }
         for (Map.Entry<InetSocketAddress, CompletableFuture<Resolution>> e : theirs.entrySet()) {
@@ -269,9 +288,7 @@ public final class Resolver implements AutoCloseable {
 
     @Override
     public void close() {
-        for (InetSocketAddress a : new ArrayList<>(registered.keySet())) {
-            unregister(a);
-        }
+        withdrawAll();
         for (ResolverBackend b : backends) {
             b.close();
         }
