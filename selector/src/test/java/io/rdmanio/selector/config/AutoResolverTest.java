@@ -22,12 +22,15 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code connect * * auto} with the resolver deciding: a listener bound through rdmanio registers itself and is
@@ -52,11 +55,16 @@ class AutoResolverTest {
     void start() throws Exception {
         resolver = new Resolver(ResolverSettings.DEFAULT.withPort(freeUdpPort()).withTiming(200, 2));
         auto = AutoRouting.with("loopback", SystemFabrics.INSTANCE, resolver);
+        setup = setup(resolver);
+    }
+
+    private static RdaSetup setup(Resolver r) {
+        AutoRouting a = AutoRouting.with("loopback", SystemFabrics.INSTANCE, r);
         Rules rules = Rules.parse("test.rules", "bind 127.0.0.1 * auto\nconnect 127.0.0.1 * auto\n",
             InetAddress::getAllByName);
-        FabricChoice engines = new FabricChoice("loopback", SystemFabrics.INSTANCE, auto);
-        setup = new RdaSetup(new RdmaSelectorProvider(
-            new RdmanioConfig(new ResolvingRouter(rules, auto), engines, "loopback", null)), engines);
+        FabricChoice engines = new FabricChoice("loopback", SystemFabrics.INSTANCE, a);
+        return new RdaSetup(new RdmaSelectorProvider(
+            new RdmanioConfig(new ResolvingRouter(rules, a), engines, "loopback", null)), engines);
     }
 
     @AfterEach
@@ -124,6 +132,31 @@ class AutoResolverTest {
             Thread.sleep(5);
         }
         assertFalse(resolver.resolve(address).found());
+    }
+
+    @Test
+    void aFailedFabricConnectInvalidatesTheEntryAndFallsBackToTcp(@TempDir Path dir) throws Exception {
+        try (ServerSocketChannel plain = ServerSocketChannel.open()) {
+            plain.bind(new InetSocketAddress("127.0.0.1", 0));
+            InetSocketAddress address = (InetSocketAddress) plain.getLocalAddress();
+            // A stale answer: the static file says a loopback listener serves the address, but none does.
+            Path file = dir.resolve("stale.conf");
+            Files.writeString(file, "127.0.0.1:" + address.getPort() + " loopback\n");
+            try (Resolver stale = new Resolver(new ResolverSettings(freeUdpPort(), 200, 2, 60, 10, null, List.of(),
+                    200, file, false))) {
+                RdaSetup s = setup(stale);
+                assertTrue(stale.resolve(address).found());
+                try (SocketChannel c = s.provider.openSocketChannel()) {
+                    c.connect(address);
+                    assertFalse(c.toString().contains("loopback"), c.toString());
+                    try (SocketChannel a = plain.accept()) {
+                        echo(c, a);
+                    }
+                }
+                assertEquals(1L, (long) stale.stats().snapshot().get("invalidations"), stale.stats().toString());
+                assertEquals(null, stale.cached(address), "the stale entry is gone");
+            }
+        }
     }
 
     @Test
