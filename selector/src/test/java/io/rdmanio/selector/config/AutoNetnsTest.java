@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -95,6 +96,36 @@ class AutoNetnsTest {
             + json);
         assertEquals(1, counter(json, "resolver", "negativeHits"), "the second connect paid nothing: " + json);
         assertEquals(1, counter(json, "resolver", "answersAccepted"), json);
+    }
+
+    @Test
+    void aClientReconnectsOverTheFabricToARestartedServer(@TempDir Path dir) throws Exception {
+        Path rules = dir.resolve("auto.rules");
+        Files.writeString(rules, "bind * * auto\nconnect * * auto\n");
+        Netns.Node server = rdmanio("sa", rules, dir.resolve("server1.json"), "server", Integer.toString(PORT + 1));
+        Netns.Node client = rdmanio("sb", rules, dir.resolve("client.json"), "client");
+        String address = SA + ":" + (PORT + 1);
+        assertTrue(client.call(address, "CONNECTED").contains("shm"));
+
+        long crashed = System.nanoTime();
+        server.crash();
+        String down = client.call(address, "CONNECTED");
+        assertTrue(down.contains("FAILED"), "nothing listens while the server is down: " + down);
+        rdmanio("sa", rules, dir.resolve("server2.json"), "server", Integer.toString(PORT + 1));
+        long started = System.nanoTime();
+        String again;
+        int attempts = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        do {
+            again = client.call(address, "CONNECTED");
+            attempts++;
+        } while (!again.contains("shm") && System.nanoTime() < deadline);
+        long recovered = System.nanoTime();
+        assertTrue(again.contains("shm"), "the client is back on the fabric: " + again);
+        System.out.printf("netns auto restart: back on shm %d ms after the crash (server start %d ms, then %d ms,"
+                + " %d connects)%n", TimeUnit.NANOSECONDS.toMillis(recovered - crashed),
+            TimeUnit.NANOSECONDS.toMillis(started - crashed), TimeUnit.NANOSECONDS.toMillis(recovered - started),
+            attempts);
     }
 
     private static long counter(String json, String section, String name) {
