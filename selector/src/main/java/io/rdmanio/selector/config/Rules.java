@@ -135,6 +135,16 @@ public final class Rules implements Router {
         return Route.NO_MATCH;
     }
 
+    /** Whether a connect rule says {@code auto}: only then are connects asked of the resolver. */
+    public boolean hasAutoConnectRule() {
+        for (Rule rule : connectRules) {
+            if (rule.route.action() == Action.AUTO) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The file the rules came from, as named. */
     public String file() {
         return file;
