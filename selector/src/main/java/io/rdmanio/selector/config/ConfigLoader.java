@@ -32,6 +32,8 @@ public final class ConfigLoader {
     public static final String RULES = "rdmanio.rules";
     public static final String FABRIC = "rdmanio.fabric";
     public static final String STATS = "rdmanio.stats";
+    /** Runs the resolver (answering queries for this process's fabric listeners) even without an auto rule. */
+    public static final String RESOLVER_ENABLED = "rdmanio.resolver.enabled";
     public static final String SLOT_SIZE = "rdmanio.slotSize";
     public static final String RING_DEPTH = "rdmanio.ringDepth";
     public static final String CONTROL_SLOTS = "rdmanio.controlSlots";
@@ -80,9 +82,13 @@ public final class ConfigLoader {
         Router router = Rules.NONE;
         String rules = properties.apply(RULES);
         AutoRouting auto = AutoRouting.system(fabric, fabrics);
+        // The resolver sends UDP broadcasts; it runs only where the configuration asks for it: an auto rule, or
+        // rdmanio.resolver.enabled=true (a server that answers for clients whose rules use auto).
+        boolean resolving = "true".equals(properties.apply(RESOLVER_ENABLED));
         if (rules != null) {
             Rules loaded = Rules.load(path(RULES, rules));
             router = loaded.hasAutoConnectRule() ? new ResolvingRouter(loaded, auto) : loaded;
+            resolving |= loaded.hasAutoRule();
         }
         ensureEngineSettings(properties);
         ensureResolverSettings(properties);
@@ -92,7 +98,7 @@ public final class ConfigLoader {
             stats = path(STATS, statsName);
             ensureWritableDirectory(stats);
         }
-        return new RdmanioConfig(router, new FabricChoice(fabric, fabrics, auto), fabric, stats);
+        return new RdmanioConfig(router, new FabricChoice(fabric, fabrics, resolving ? auto : null), fabric, stats);
     }
 
     /** Checks the resolver's settings and its static file now, so a mistake stops the program at start. */
