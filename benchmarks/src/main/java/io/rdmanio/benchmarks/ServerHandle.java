@@ -71,7 +71,8 @@ public final class ServerHandle implements AutoCloseable {
             flags.add("java.base/sun.nio.ch=ALL-UNNAMED");
         }
         for (String name : System.getProperties().stringPropertyNames()) {
-            if ((name.startsWith("rdmanio.") && !name.equals("rdmanio.stats")) || name.equals("bench.transport")) {
+            if ((name.startsWith("rdmanio.") && !name.equals("rdmanio.stats")) || name.equals("bench.transport")
+                    || name.equals("slf4j.internal.verbosity")) {
                 flags.add("-D" + name + "=" + System.getProperty(name));
             }
         }

@@ -48,6 +48,8 @@ public enum Transport {
             flags.add("java.base/sun.nio.ch=ALL-UNNAMED");
             flags.add("-Drdmanio.rules=" + rules);
             flags.add("-Drdmanio.fabric=" + fabric);
+            // The agent jar carries the SLF4J API without a binding: keep its start-up notice out of the tables.
+            flags.add("-Dslf4j.internal.verbosity=ERROR");
         }
         flags.add("-Dbench.transport=" + label());
         return flags;
