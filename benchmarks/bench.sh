@@ -4,7 +4,7 @@
 #   benchmarks/bench.sh --quick     about 2-3 minutes: a table with ratios to TCP (nothing written to the repository)
 #   benchmarks/bench.sh             the full suite (about 20 minutes): JMH JSON under benchmarks/results/, and the
 #                                   PNG plots regenerated from it
-#   benchmarks/bench.sh --profile   the shm 64 B round trip under JMH's stack profiler
+#   benchmarks/bench.sh --profile   the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
 #   benchmarks/bench.sh --plots     only regenerate the plots from the JSON already in benchmarks/results/
 #
 # Builds the agent jar and the benchmarks jar first when they are missing or older than the sources.
@@ -35,17 +35,31 @@ needs_build() {
             -newer "$oldest" -type f -print -quit)" ]]
 }
 
+# A python3 that has matplotlib: the one on PATH, or Debian's (which python3-matplotlib installs into).
+find_python() {
+  local py
+  for py in python3 /usr/bin/python3; do
+    if command -v "$py" >/dev/null && "$py" -c 'import matplotlib' 2>/dev/null; then
+      echo "$py"
+      return 0
+    fi
+  done
+  return 1
+}
+
 plots() {
-  if ! python3 -c 'import matplotlib' 2>/dev/null; then
+  local py
+  if ! py="$(find_python)"; then
     if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
       echo "installing python3-matplotlib for the plots ..."
       apt-get install -y -qq python3-matplotlib >/dev/null || { apt-get update -qq && apt-get install -y -qq python3-matplotlib >/dev/null; }
-    else
+    fi
+    py="$(find_python)" || {
       echo "bench.sh: python3 with matplotlib is needed for the plots (Debian: apt-get install python3-matplotlib); JSON results are in $results" >&2
       return 1
-    fi
+    }
   fi
-  python3 "$root/benchmarks/plot.py" "$results"
+  "$py" "$root/benchmarks/plot.py" "$results"
 }
 
 if [[ $mode == plots ]]; then

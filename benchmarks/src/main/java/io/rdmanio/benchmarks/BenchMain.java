@@ -28,7 +28,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * BenchMain --quick [--results DIR]      a few minutes: 64 B and 4 KiB round trips, a 1 MiB stream, a 10 s connection test
  * BenchMain [--results DIR]              everything; JMH JSON per benchmark and transport under DIR
- * BenchMain --profile [--results DIR]    the shm 64 B selector round trip under JMH's stack profiler
+ * BenchMain --profile [--results DIR]    the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
  * </pre>
  *
  * <p>The class path must hold the benchmarks jar and the agent jar ({@code selector/target/rdmanio-agent.jar}):
@@ -149,14 +149,19 @@ public final class BenchMain {
         Files.writeString(results.resolve("summary.txt"), Machine.describe() + "\n" + report);
     }
 
-    private void profile() throws RunnerException, IOException {
-        Transport shm = Transport.SHM;
-        ChainedOptionsBuilder o = options("RoundTripBench", shm, Map.of("size", new String[] {"64"},
-                "io", new String[] {"selector"}))
-                .addProfiler("stack", "lines=3;top=25;detailLine=true")
-                .output(results.resolve("profile-shm-roundtrip.txt").toString());
-        System.out.println("profiling the shm 64 B selector round trip; output in "
-                + results.resolve("profile-shm-roundtrip.txt"));
+    /** JMH's stack profiler on the shm hot paths: the 64 B selector round trip and the 1 MiB stream. */
+    private void profile() throws RunnerException {
+        profileOne("RoundTripBench", Map.of("size", new String[] {"64"}, "io", new String[] {"selector"}),
+                "profile-shm-roundtrip.txt");
+        profileOne("StreamBench", Map.of("size", new String[] {"1048576"}), "profile-shm-stream.txt");
+    }
+
+    private void profileOne(String group, Map<String, String[]> params, String file) throws RunnerException {
+        Path out = results.resolve(file);
+        System.out.printf(Locale.ROOT, "profiling %s on shm %s; output in %s%n", group, describe(params), out);
+        ChainedOptionsBuilder o = options(group, Transport.SHM, params)
+                .addProfiler("stack", "lines=4;top=20;detailLine=true")
+                .output(out.toString());
         new Runner(o.build()).run();
     }
 

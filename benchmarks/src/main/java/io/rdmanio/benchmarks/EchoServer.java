@@ -43,6 +43,8 @@ public final class EchoServer implements Runnable, AutoCloseable {
     private static final class Conn {
         final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER_SIZE);
         byte mode;
+        /** The answer of a connection-setup probe is being written; close once it is out. */
+        boolean closeAfterWrite;
     }
 
     /** @param socketBuffer SO_RCVBUF and SO_SNDBUF of accepted connections, or 0 to leave the defaults */
@@ -122,6 +124,10 @@ public final class EchoServer implements Runnable, AutoCloseable {
                     return;
                 }
                 b.clear();
+                if (c.closeAfterWrite) {
+                    implClose(key);
+                    return;
+                }
                 key.interestOps(SelectionKey.OP_READ);
             }
             if (!key.isReadable()) {
@@ -154,7 +160,13 @@ public final class EchoServer implements Runnable, AutoCloseable {
                 if (c.mode == CONNECT) {
                     b.clear();
                     b.put(ACCEPTED).flip();
+                    // A fresh connection may not have send credit yet: a non-blocking write can take nothing.
                     ch.write(b);
+                    if (b.hasRemaining()) {
+                        c.closeAfterWrite = true;
+                        key.interestOps(SelectionKey.OP_WRITE);
+                        return;
+                    }
                     implClose(key);
                     return;
                 }

@@ -48,6 +48,25 @@ final class Machine {
         return Files.exists(Path.of("/dev/kvm"));
     }
 
+    /** Whether the CPU advertises hardware virtualization (without it /dev/kvm cannot run a guest fast). */
+    static boolean virtualizationFlags() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (l.startsWith("flags") && (l.contains(" vmx") || l.contains(" svm"))) {
+                    return true;
+                }
+            }
+        } catch (IOException e) {
+            // fall through
+        }
+        return false;
+    }
+
+    private static String kvmText() {
+        return (kvm() ? "/dev/kvm present" : "no /dev/kvm") + ", "
+                + (virtualizationFlags() ? "vmx/svm in the CPU flags" : "no vmx/svm CPU flag");
+    }
+
     static long memoryMiB() {
         try {
             for (String l : Files.readAllLines(Path.of("/proc/meminfo"))) {
@@ -61,16 +80,26 @@ final class Machine {
         return -1;
     }
 
+    /** The load average when the run started: on a shared machine the other processes are part of the setup. */
+    static String load() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
     static String describe() {
-        return String.format(Locale.ROOT, "machine: %d cores (%s), %d MiB, %s, %s, %s, KVM %s",
+        return String.format(Locale.ROOT, "machine: %d cores (%s), %d MiB, %s, %s, %s, %s; load average at start %s",
                 Runtime.getRuntime().availableProcessors(), cpu(), memoryMiB(), os(), kernel(), java(),
-                kvm() ? "present" : "absent");
+                kvmText(), load());
     }
 
     static String json() {
         return String.format(Locale.ROOT, "{\"cores\": %d, \"cpu\": %s, \"memoryMiB\": %d, \"os\": %s, \"kernel\": %s, "
-                        + "\"java\": %s, \"kvm\": %s}%n",
+                        + "\"java\": %s, \"kvm\": %s, \"load\": %s}%n",
                 Runtime.getRuntime().availableProcessors(), ConnectionTest.quote(cpu()), memoryMiB(),
-                ConnectionTest.quote(os()), ConnectionTest.quote(kernel()), ConnectionTest.quote(java()), kvm());
+                ConnectionTest.quote(os()), ConnectionTest.quote(kernel()), ConnectionTest.quote(java()),
+                ConnectionTest.quote(kvmText()), ConnectionTest.quote(load()));
     }
 }
