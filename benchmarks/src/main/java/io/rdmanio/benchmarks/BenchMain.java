@@ -28,6 +28,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * BenchMain --quick [--results DIR]      a few minutes: 64 B and 4 KiB round trips, a 1 MiB stream, a 10 s connection test
  * BenchMain [--results DIR]              everything; JMH JSON per benchmark and transport under DIR
+ * BenchMain --only G1,G2 [--results DIR]  only those groups (RoundTripBench, StreamBench, ConnectBench,
+ *                                        ManyConnectionsBench, ConnectionTest), full settings
  * BenchMain --profile [--results DIR]    the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
  * </pre>
  *
@@ -36,6 +38,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  */
 public final class BenchMain {
     private final boolean quick;
+    /** With {@code --only}: the benchmark groups (and {@code ConnectionTest}) to run; null runs everything. */
+    private List<String> only;
     private final Path results;
     private final Path rules;
     private final Path hdrDir;
@@ -77,17 +81,20 @@ public final class BenchMain {
     public static void main(String[] args) throws Exception {
         boolean quick = false;
         boolean profile = false;
+        List<String> onlyGroups = null;
         Path results = Path.of("benchmarks", "results");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick": quick = true; break;
                 case "--profile": profile = true; break;
                 case "--results": results = Path.of(args[++i]); break;
+                case "--only": onlyGroups = List.of(args[++i].split(",")); break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (expected --quick, --profile, --results DIR)");
+                        + " (expected --quick, --profile, --only GROUP[,GROUP...], --results DIR)");
             }
         }
         BenchMain m = new BenchMain(quick, results);
+        m.only = onlyGroups;
         System.out.println(Machine.describe());
         Files.writeString(results.resolve("machine.json"), Machine.json());
         if (profile) {
@@ -122,31 +129,34 @@ public final class BenchMain {
     }
 
     private void runFull() throws Exception {
-        int steps = transports.size() * 4 + 1;
+        List<String> groups = new ArrayList<>(List.of("RoundTripBench", "StreamBench", "ConnectBench",
+                "ManyConnectionsBench"));
+        boolean connectionTest = only == null || only.contains("ConnectionTest");
+        if (only != null) {
+            groups.retainAll(only);
+        }
+        int steps = transports.size() * groups.size() + (connectionTest ? 1 : 0);
         int step = 0;
-        for (Transport t : transports) {
-            run(++step, steps, "RoundTripBench", t, Map.of(), true);
+        for (String group : groups) {
+            for (Transport t : transports) {
+                run(++step, steps, group, t, Map.of(), !group.equals("ConnectBench"));
+            }
         }
-        for (Transport t : transports) {
-            run(++step, steps, "StreamBench", t, Map.of(), true);
+        String report = tables();
+        if (connectionTest) {
+            int seconds = Integer.getInteger("bench.connectionTest.seconds", 99);
+            System.out.printf(Locale.ROOT, "[%d/%d] connection test, %d s per transport (%.0f s so far)%n", ++step,
+                    steps, seconds, elapsed());
+            List<ConnectionTest.Result> conn = ConnectionTest.orchestrate(transports, seconds, 8);
+            Files.writeString(results.resolve("ConnectionTest.json"), ConnectionTest.json(conn, seconds, 8));
+            report += "\nconnection test (1 KiB, 8 in flight, ringDepth=2, 4 KiB socket buffers, " + seconds + " s)\n"
+                    + ConnectionTest.table(conn);
         }
-        for (Transport t : transports) {
-            run(++step, steps, "ConnectBench", t, Map.of(), false);
-        }
-        for (Transport t : transports) {
-            run(++step, steps, "ManyConnectionsBench", t, Map.of(), true);
-        }
-        int seconds = Integer.getInteger("bench.connectionTest.seconds", 99);
-        System.out.printf(Locale.ROOT, "[%d/%d] connection test, %d s per transport (%.0f s so far)%n", ++step,
-                steps, seconds, elapsed());
-        List<ConnectionTest.Result> conn = ConnectionTest.orchestrate(transports, seconds, 8);
-        Files.writeString(results.resolve("ConnectionTest.json"), ConnectionTest.json(conn, seconds, 8));
-        String report = tables() + "\nconnection test (1 KiB, 8 in flight, ringDepth=2, 4 KiB socket buffers, "
-                + seconds + " s)\n" + ConnectionTest.table(conn);
         System.out.println();
         System.out.print(report);
         System.out.printf(Locale.ROOT, "%ntotal %.0f s%n", elapsed());
-        Files.writeString(results.resolve("summary.txt"), Machine.describe() + "\n" + report);
+        Files.writeString(results.resolve(only == null ? "summary.txt" : "summary-" + String.join("-", only) + ".txt"),
+                Machine.describe() + "\n" + report);
     }
 
     /** JMH's stack profiler on the shm hot paths: the 64 B selector round trip and the 1 MiB stream. */

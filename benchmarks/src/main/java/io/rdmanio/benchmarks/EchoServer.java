@@ -18,7 +18,8 @@ import java.util.Iterator;
  * <ul>
  *   <li>{@code 'E'}: echo every byte back (round trips, the connection test, many connections);</li>
  *   <li>{@code 'S'}: read and discard (streams);</li>
- *   <li>{@code 'C'}: answer one byte {@code 'A'} and close (connection setup).</li>
+ *   <li>{@code 'C'}: answer one byte {@code 'A'}, then read and discard until the client closes (connection
+ *   setup).</li>
  * </ul>
  *
  * <p>Run as a process ({@link #main}) it prints {@code READY host:port} once bound and exits when its standard
@@ -43,8 +44,6 @@ public final class EchoServer implements Runnable, AutoCloseable {
     private static final class Conn {
         final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER_SIZE);
         byte mode;
-        /** The answer of a connection-setup probe is being written; close once it is out. */
-        boolean closeAfterWrite;
     }
 
     /** @param socketBuffer SO_RCVBUF and SO_SNDBUF of accepted connections, or 0 to leave the defaults */
@@ -124,10 +123,6 @@ public final class EchoServer implements Runnable, AutoCloseable {
                     return;
                 }
                 b.clear();
-                if (c.closeAfterWrite) {
-                    implClose(key);
-                    return;
-                }
                 key.interestOps(SelectionKey.OP_READ);
             }
             if (!key.isReadable()) {
@@ -158,17 +153,17 @@ public final class EchoServer implements Runnable, AutoCloseable {
                     continue;
                 }
                 if (c.mode == CONNECT) {
+                    // Answer once; the client closes first, and the end of its stream closes this side.
                     b.clear();
                     b.put(ACCEPTED).flip();
-                    // A fresh connection may not have send credit yet: a non-blocking write can take nothing.
+                    c.mode = SINK;
                     ch.write(b);
                     if (b.hasRemaining()) {
-                        c.closeAfterWrite = true;
                         key.interestOps(SelectionKey.OP_WRITE);
                         return;
                     }
-                    implClose(key);
-                    return;
+                    b.clear();
+                    continue;
                 }
                 ch.write(b);
                 if (b.hasRemaining()) {
