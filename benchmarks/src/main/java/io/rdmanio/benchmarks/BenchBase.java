@@ -31,7 +31,7 @@ import org.openjdk.jmh.runner.IterationType;
  * {@link BenchMain}, which starts each transport's forks with its flags.
  */
 @State(Scope.Thread)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(1)
 @Warmup(iterations = 3, time = 1, timeUnit = TimeUnit.SECONDS)
 @Measurement(iterations = 5, time = 1, timeUnit = TimeUnit.SECONDS)
 public abstract class BenchBase {
