@@ -2,7 +2,7 @@
 # Benchmarks of unmodified java.nio code on the JDK's TCP and on every fabric this machine has, side by side.
 #
 #   benchmarks/bench.sh --quick     about 2-3 minutes: a table with ratios to TCP (nothing written to the repository)
-#   benchmarks/bench.sh             the full suite (about 20 minutes): JMH JSON under benchmarks/results/, and the
+#   benchmarks/bench.sh             the full suite (about 14 minutes): JMH JSON under benchmarks/results/, and the
 #                                   PNG plots regenerated from it
 #   benchmarks/bench.sh --profile   the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
 #   benchmarks/bench.sh --plots     only regenerate the plots from the JSON already in benchmarks/results/
