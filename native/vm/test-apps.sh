@@ -47,14 +47,17 @@ RULES
 cat >"$work/inside.sh" <<INSIDE
 #!/usr/bin/env bash
 cd "$root"
-java -Xmx1g -Djava.nio.channels.spi.SelectorProvider=io.rdmanio.selector.RdmaSelectorProvider \\
+# Each application has a bounded time, so that one that hangs leaves the VM's time to the others.
+timeout 300 java -Xmx1g -Djava.nio.channels.spi.SelectorProvider=io.rdmanio.selector.RdmaSelectorProvider \\
   --add-exports java.base/sun.nio.ch=ALL-UNNAMED \\
   -Drdmanio.rules="$work/disni.rules" -Drdmanio.fabric=disni -Drdmanio.stats="$work/nio-stats.json" \\
   -cp "$agent:$examples" io.rdmanio.examples.echo.EchoDemo --clients $clients --messages 300 --timeout 300 $address \\
   2>&1 | tee "$work/nio.out"
 echo "\${PIPESTATUS[0]}" >"$work/nio.rc"
 if [[ $netty == 1 ]]; then
-  java -Xmx1g -javaagent:"$agent=rules=$work/disni.rules,fabric=disni,stats=$work/netty-stats.json" \\
+  # DiSNI itself reaches into sun.nio.ch, which the agent does not open for it: the export stays a second flag.
+  timeout 300 java -Xmx1g --add-exports java.base/sun.nio.ch=ALL-UNNAMED \\
+    -javaagent:"$agent=rules=$work/disni.rules,fabric=disni,stats=$work/netty-stats.json" \\
     -cp "$examples:$root/examples/target/lib/*" io.rdmanio.examples.netty.NettyEchoDemo $address \\
     --clients $netty_clients --bytes $netty_bytes 2>&1 | tee "$work/netty.out"
   echo "\${PIPESTATUS[0]}" >"$work/netty.rc"
