@@ -93,6 +93,10 @@ final class ShmNio implements AutoCloseable {
 
     /** The names in the shm directory. */
     List<String> entries() throws IOException {
+        return entriesOf(dir);
+    }
+
+    static List<String> entriesOf(Path dir) throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
             return files.map(p -> p.getFileName().toString()).sorted().collect(Collectors.toList());
         }
