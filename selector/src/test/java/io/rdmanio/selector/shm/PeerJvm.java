@@ -130,6 +130,21 @@ final class PeerJvm implements AutoCloseable {
         }
     }
 
+    /** The next line starting with {@code prefix} if one arrives within {@code millis}, else null. */
+    String poll(String prefix, long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (true) {
+            long left = deadline - System.nanoTime();
+            String line = left > 0 ? lines.poll(left, TimeUnit.NANOSECONDS) : lines.poll();
+            if (line == null || line.startsWith(prefix)) {
+                return line;
+            }
+            if (line.startsWith("ERROR")) {
+                fail("the peer failed while '" + prefix + "' was expected: " + output());
+            }
+        }
+    }
+
     /** Waits (bounded) for the process to exit; returns its exit code. */
     int awaitExit() throws InterruptedException {
         if (!process.waitFor(ShmNio.TIMEOUT_SECONDS * 6, TimeUnit.SECONDS)) {

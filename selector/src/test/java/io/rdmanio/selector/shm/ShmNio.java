@@ -102,11 +102,14 @@ final class ShmNio implements AutoCloseable {
         }
     }
 
-    /** The names in the shm directory other than listener sockets ({@code l-HOST-PORT.sock}). */
+    /**
+     * The names in the shm directory other than listener sockets ({@code l-HOST-PORT.sock}, which a dead
+     * listener leaves until the next bind of its address replaces it) and the directory's bind lock.
+     */
     List<String> connectionEntries() throws IOException {
         List<String> out = new ArrayList<>();
         for (String name : entries()) {
-            if (!(name.startsWith("l-") && name.endsWith(".sock"))) {
+            if (!(name.startsWith("l-") && name.endsWith(".sock")) && !name.equals(".bind.lock")) {
                 out.add(name);
             }
         }
