@@ -32,6 +32,7 @@ import java.util.zip.CRC32;
  * reset                -> RESET             SO_LINGER 0, then close
  * stream               -> STREAMING         a thread writes until it fails
  * serve                -> SERVING           a thread accepts, echoes one byte, reads to end, closes, repeatedly
+ *                                           (SERVE-FAILED exception for a connection that fails)
  * connectloop p        -> LOOPING           a thread connects, writes a byte, closes, repeatedly
  * fds                  -> FDS n             open descriptors of this process
  * exit                                      exit 0
@@ -150,8 +151,10 @@ public final class NioPeerMain {
                 background("serve", () -> {
                     ByteBuffer one = ByteBuffer.allocate(1);
                     ByteBuffer rest = ByteBuffer.allocate(64);
+                    long served = 0;
                     while (true) {
                         try (SocketChannel c = server.accept()) {
+                            served++;
                             one.clear();
                             while (one.hasRemaining() && c.read(one) >= 0) {
                                 // one byte
@@ -160,6 +163,9 @@ public final class NioPeerMain {
                             while (c.read(rest.clear()) >= 0) {
                                 // until the client closes
                             }
+                        } catch (IOException e) {
+                            // One connection's failure is reported; the server carries on with the next.
+                            say("SERVE-FAILED connection " + served + ": " + e);
                         }
                     }
                 });

@@ -161,6 +161,19 @@ final class PeerJvm implements AutoCloseable {
         }
     }
 
+    /** The peer's thread dump, by jstack (for a failure message). */
+    String threadDump() {
+        try {
+            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jstack").toString(),
+                Long.toString(process.pid())).redirectErrorStream(true).start();
+            byte[] out = p.getInputStream().readAllBytes();
+            p.waitFor(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            return new String(out, StandardCharsets.UTF_8);
+        } catch (IOException | InterruptedException e) {
+            return "(no thread dump: " + e + ")";
+        }
+    }
+
     long pid() {
         return process.pid();
     }

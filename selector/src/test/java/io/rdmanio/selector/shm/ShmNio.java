@@ -165,6 +165,18 @@ final class ShmNio implements AutoCloseable {
         }
     }
 
+    /** This JVM's threads and their stacks (for a failure message). */
+    static String threadDump() {
+        StringBuilder b = new StringBuilder();
+        for (var e : Thread.getAllStackTraces().entrySet()) {
+            b.append('"').append(e.getKey().getName()).append("\" ").append(e.getKey().getState()).append('\n');
+            for (StackTraceElement f : e.getValue()) {
+                b.append("\tat ").append(f).append('\n');
+            }
+        }
+        return b.toString();
+    }
+
     private static boolean stackHasNativeWait(Thread t) {
         StackTraceElement[] st = t.getStackTrace();
         return st.length > 0 && st[0].isNativeMethod();
