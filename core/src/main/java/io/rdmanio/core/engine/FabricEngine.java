@@ -323,12 +323,6 @@ final class FabricEngine implements Engine {
                 break;
             }
             work++;
-            if (e.type() == CmEvent.Type.DISCONNECTED) {
-                // The peer released its last completions (its FIN) before it disconnected, but they may have
-                // landed after this progress polled the queues: take them first, or an orderly close would be
-                // mistaken for a reset.
-                work += pollCompletions();
-            }
             handleEvent(e);
         }
         return work;
