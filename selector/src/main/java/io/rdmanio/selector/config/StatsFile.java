@@ -1,6 +1,7 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.resolver.Resolver;
 import io.rdmanio.core.engine.EngineStats;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,12 +23,14 @@ import java.util.TreeMap;
  *   "bytes": {"rdma": 65536, "tcp": 512},
  *   "engines": {
  *     "loopback": {"connectionsOpened": 2, ..., "receiverNotReady": 0, "protocolErrors": 0}
- *   }
+ *   },
+ *   "resolver": {"resolves": 3, "cacheHits": 1, ..., "malformed": 0, "forged": 0}
  * }
  * </pre>
  *
  * <p>{@code rdma} counts every connection carried by a fabric (disni, shm or loopback); {@code engines} has the
- * counters of each fabric's engine that this process used. The file is written beside its final name and moved
+ * counters of each fabric's engine that this process used; {@code resolver}, present when the resolver ran, its
+ * counters (named as in {@code ResolverStats}). The file is written beside its final name and moved
  * into place, so a reader never sees half of it.
  */
 final class StatsFile {
@@ -37,6 +40,12 @@ final class StatsFile {
 
     /** The summary as JSON text. */
     static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines) {
+        return toJson(fabric, rules, stats, engines, null);
+    }
+
+    /** The summary as JSON text, with the resolver's counters unless {@code resolver} is {@code null}. */
+    static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines,
+                         Map<String, Long> resolver) {
         JsonWriter json = new JsonWriter().beginObject()
                 .member("fabric", fabric)
                 .member("rules", rules);
@@ -64,6 +73,13 @@ final class StatsFile {
                     .endObject();
         }
         json.endObject();
+        if (resolver != null) {
+            json.beginObject("resolver");
+            for (Map.Entry<String, Long> e : resolver.entrySet()) {
+                json.member(e.getKey(), e.getValue());
+            }
+            json.endObject();
+        }
         return json.endObject().finish();
     }
 
@@ -78,7 +94,9 @@ final class StatsFile {
                 // process-wide counts above it are still right.
             }
         }
-        write(file, toJson(fabric, rules, RunStats.get(), engines));
+        Resolver resolver = Resolver.existing();
+        write(file, toJson(fabric, rules, RunStats.get(), engines,
+                resolver == null ? null : resolver.stats().snapshot()));
     }
 
     static void write(Path file, String text) throws IOException {
