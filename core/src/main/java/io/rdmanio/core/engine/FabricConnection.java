@@ -272,6 +272,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * After DISCONNECTED without FIN: once no receive is outstanding, every frame the peer sent has been seen;
      * without a FIN among them the peer reset the connection.
      */
+    /** "Connection refused: REASON", without saying it twice when the fabric's reason already does. */
+    private String refusal(String reason) {
+        if (reason == null) {
+            return "Connection refused: " + remote;
+        }
+        return reason.regionMatches(true, 0, "connection refused", 0, 18)
+            ? "Connection refused" + reason.substring(18) : "Connection refused: " + reason;
+    }
+
     private void judgeDisconnectLocked() {
         if (!disconnectJudgementPending || postedRecvs > 0) {
             return;
@@ -448,7 +457,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 case REJECTED: {
                     ByteBuffer pd = e.privateData();
                     String msg = pd == null || !pd.hasRemaining()
-                        ? "Connection refused: " + (e.reason() == null ? remote : e.reason())
+                        ? refusal(e.reason())
                         : HandshakeDescriptor.describeRejection(remote, pd.duplicate().order(
                             FrameDescriptor.BYTE_ORDER), request);
                     failLocked(new ConnectException(msg), false);
