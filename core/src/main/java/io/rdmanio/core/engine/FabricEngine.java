@@ -526,9 +526,7 @@ final class FabricEngine implements Engine {
                 }
                 // No periodic wakeup: an idle JVM stays idle. The fabric's one-shot notification (armed above)
                 // or a local close/flush request signals this waiter.
-                if (!w.awaitSignal(this, deadline)) {
-                    return 0;
-                }
+                w.awaitSignal(this, deadline);
             }
             progress();
             r = readyOrClosed(target, ops);
@@ -583,26 +581,21 @@ final class FabricEngine implements Engine {
         }
 
         /**
-         * Parks until signalled, interrupted or past {@code deadline} ({@link Long#MAX_VALUE}: none).
-         *
-         * @return {@code false} if the deadline passed without a signal
+         * Parks until signalled, interrupted or past {@code deadline} ({@link Long#MAX_VALUE}: none). A wakeup
+         * without a signal (a stale permit, a spurious return) parks again.
          */
-        boolean awaitSignal(Object blocker, long deadline) {
-            while (!signalled) {
-                if (thread.isInterrupted()) {
-                    return true;
-                }
+        void awaitSignal(Object blocker, long deadline) {
+            while (!signalled && !thread.isInterrupted()) {
                 if (deadline == Long.MAX_VALUE) {
                     LockSupport.park(blocker);
                 } else {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
-                        return false;
+                        return;
                     }
                     LockSupport.parkNanos(blocker, left);
                 }
             }
-            return true;
         }
     }
 
