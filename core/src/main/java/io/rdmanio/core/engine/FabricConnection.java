@@ -389,6 +389,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             LOG.warn("completion for send {} of {} which posted only {}", seq, this, sendPosted);
             return;
         }
+        byte kind = sendKind[(int) (seq % sendDepth)];
         // A signalled completion vouches for every earlier, unsignalled send.
         while (sendCompleted <= seq) {
             if (sendKind[(int) (sendCompleted % sendDepth)] == KIND_DATA) {
@@ -400,6 +401,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         if (status != Completions.SUCCESS) {
             if (status == Completions.WR_FLUSH_ERR) {
+                return;
+            }
+            if (status == Completions.RETRY_EXC_ERR && finReceived && kind == KIND_CONTROL
+                && (finSeq < 0 || seq < finSeq)) {
+                // The peer sent its FIN and went away before this end's credit grant reached it: it needs none,
+                // and the stream it sent is complete, so reading it to its end must not fail.
                 return;
             }
             if (status == Completions.RNR_RETRY_EXC_ERR) {
