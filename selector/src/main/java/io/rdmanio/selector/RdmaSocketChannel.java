@@ -6,6 +6,7 @@ import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.Readiness;
 import io.rdmanio.core.engine.ReadinessListener;
 import io.rdmanio.selector.config.Action;
+import io.rdmanio.selector.config.FallbackSetting;
 import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.RunStats;
 import java.io.IOException;
@@ -57,12 +58,6 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private static final int ST_PENDING = 1;
     private static final int ST_CONNECTED = 2;
     private static final int ST_CLOSED = 3;
-
-    /**
-     * How long a client under a {@code both} rule waits for the fabric's handshake in a blocking connect before
-     * it tries TCP (a refused or failed handshake falls back at once, in either mode).
-     */
-    static final long BOTH_FABRIC_CONNECT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private static final Logger LOG = LoggerFactory.getLogger(RdmaSocketChannel.class);
 
@@ -433,7 +428,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
 
     /**
      * Caller holds the read and write locks. Waits up to {@code nanos} (0: just try) for the handshake. Under a
-     * {@code both} rule a failed handshake, or one that takes longer than {@link #BOTH_FABRIC_CONNECT_NANOS},
+     * {@code both} rule a failed handshake, or one that takes longer than {@code rdmanio.fallbackMillis},
      * hands the connect over to TCP with the time that is left.
      */
     private boolean awaitFabricConnect(Connection c, long nanos) throws IOException {
@@ -469,10 +464,12 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             }
             long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
             if (fallbackToTcp) {
-                long fabricLeft = start + BOTH_FABRIC_CONNECT_NANOS - System.nanoTime();
+                long limit = FallbackSetting.nanos();
+                long fabricLeft = start + limit - System.nanoTime();
                 if (fabricLeft <= 0) {
                     return fallBackToTcp(remoteAddress(), new SocketTimeoutException("the fabric handshake took longer than "
-                            + TimeUnit.NANOSECONDS.toMillis(BOTH_FABRIC_CONNECT_NANOS) + " ms"), remainingNanos(nanos, deadline));
+                            + TimeUnit.NANOSECONDS.toMillis(limit) + " ms (" + FallbackSetting.PROPERTY + ")"),
+                            remainingNanos(nanos, deadline));
                 }
                 wait = Math.min(wait, fabricLeft);
             } else if (wait <= 0) {
@@ -526,7 +523,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         if (c != null) {
             c.abort();
         }
-        LOG.debug("connect to {} falls back to TCP: {}", isa, fabricFailure.toString());
+        // Not debug: a connection that was meant for the fabric and runs on TCP is what a user looks for.
+        LOG.info("connect to {} falls back to TCP: {}", isa, fabricFailure.toString());
         fallbackCause = fabricFailure;
         try {
             return connectDelegate(routeToDelegate(), isa, nanos);

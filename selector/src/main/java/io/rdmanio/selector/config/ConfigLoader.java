@@ -79,6 +79,7 @@ public final class ConfigLoader {
             router = Rules.load(path(RULES, rules));
         }
         ensureEngineSettings(properties);
+        FallbackSetting.parse(properties.apply(FallbackSetting.PROPERTY));
         Path stats = null;
         String statsName = properties.apply(STATS);
         if (statsName != null) {
