@@ -71,17 +71,18 @@ public class RdmaSelectorProvider extends SelectorProvider {
 
     @Override
     public DatagramChannel openDatagramChannel() throws IOException {
-        return jdk.openDatagramChannel();
+        // Ours, standing on the JDK's, so that it may share this provider's selectors (see RdmaDatagramChannel).
+        return new RdmaDatagramChannel(this, jdk.openDatagramChannel());
     }
 
     @Override
     public DatagramChannel openDatagramChannel(ProtocolFamily family) throws IOException {
-        return jdk.openDatagramChannel(family);
+        return new RdmaDatagramChannel(this, jdk.openDatagramChannel(family));
     }
 
     @Override
     public Pipe openPipe() throws IOException {
-        return jdk.openPipe();
+        return new RdmaPipe(this, jdk.openPipe());
     }
 
     @Override
