@@ -8,6 +8,7 @@ import io.rdmanio.core.engine.ReadinessListener;
 import io.rdmanio.selector.config.Action;
 import io.rdmanio.selector.config.FallbackSetting;
 import io.rdmanio.selector.config.Route;
+import io.rdmanio.selector.config.RouteStats;
 import io.rdmanio.selector.config.RunStats;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -350,7 +351,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 }
                 long nanos = isBlocking() ? Long.MAX_VALUE : 0;
                 if (d == null) {
-                    Route r = rdma.config().router().forConnect(isa);
+                    Route r = RouteStats.connect(isa, rdma.config().router().forConnect(isa));
                     if (r.usesFabric()) {
                         return beginFabricConnect(isa, tcpAfterFabric(r), nanos);
                     }
@@ -523,8 +524,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         if (c != null) {
             c.abort();
         }
-        // Not debug: a connection that was meant for the fabric and runs on TCP is what a user looks for.
-        LOG.info("connect to {} falls back to TCP: {}", isa, fabricFailure.toString());
+        // Logged there at info: a connection that was meant for the fabric and runs on TCP is what a user looks for.
+        RouteStats.get().fallback(isa, fabricFailure);
         fallbackCause = fabricFailure;
         try {
             return connectDelegate(routeToDelegate(), isa, nanos);
@@ -608,7 +609,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                     d = delegate;
                 }
                 if (d == null) {
-                    Route r = rdma.config().router().forConnect(isa);
+                    Route r = RouteStats.connect(isa, rdma.config().router().forConnect(isa));
                     if (r.usesFabric()) {
                         beginFabricConnect(isa, tcpAfterFabric(r), timeoutNanos);
                         return;

@@ -33,6 +33,12 @@ class AgentActivationTest {
         assertEquals(0, AgentJvm.stat(stats, "connections", "tcp"), () -> read(stats));
         assertTrue(AgentJvm.stat(stats, "bytes", "rdma") > 0, () -> read(stats));
         assertFalse(o.stderr().contains("add-exports"), o::describe);
+        String json = Files.readString(stats);
+        // Sockets per rule: the server's bind by line 2, the two clients' connects by line 3.
+        assertTrue(json.contains("\"" + rules + ":2: bind 127.0.0.1 *\": 1"), json);
+        assertTrue(json.contains("\"" + rules + ":3: connect 127.0.0.1 *\": 2"), json);
+        assertTrue(json.contains("\"fallbacks\": {\n    \"count\": 0"), json);
+        assertTrue(json.contains("\"receiverNotReady\": 0\n}"), json);
     }
 
     @Test

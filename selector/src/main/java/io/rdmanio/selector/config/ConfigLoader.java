@@ -60,6 +60,7 @@ public final class ConfigLoader {
         if (config.statsFile() != null) {
             writeStatsAtExit(config);
         }
+        TransportStats.register(config);
         return config;
     }
 

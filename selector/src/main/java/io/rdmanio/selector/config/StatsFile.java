@@ -22,7 +22,11 @@ import java.util.TreeMap;
  *   "bytes": {"rdma": 65536, "tcp": 512},
  *   "engines": {
  *     "loopback": {"connectionsOpened": 2, ..., "receiverNotReady": 0, "protocolErrors": 0}
- *   }
+ *   },
+ *   "routedByRule": {"/etc/rdmanio.rules:1: connect 10.0.0.0/8 *": 2, "(no rule)": 1},
+ *   "fallbacks": {"count": 0, "reasons": {}},
+ *   "creditStalls": 0,
+ *   "receiverNotReady": 0
  * }
  * </pre>
  *
@@ -37,6 +41,12 @@ final class StatsFile {
 
     /** The summary as JSON text. */
     static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines) {
+        return toJson(fabric, rules, stats, engines, null);
+    }
+
+    /** As above, followed by the routing record of {@code routes} when it is not {@code null}. */
+    static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines,
+                         RouteStats routes) {
         JsonWriter json = new JsonWriter().beginObject()
                 .member("fabric", fabric)
                 .member("rules", rules);
@@ -64,7 +74,27 @@ final class StatsFile {
                     .endObject();
         }
         json.endObject();
+        if (routes != null) {
+            routesToJson(json, routes, engines);
+        }
         return json.endObject().finish();
+    }
+
+    /** Sockets routed per rule, fallbacks with their reasons, and the engines' stall and RNR totals. */
+    private static void routesToJson(JsonWriter json, RouteStats routes, Map<String, EngineStats> engines) {
+        json.beginObject("routedByRule");
+        routes.byRule().forEach(json::member);
+        json.endObject();
+        json.beginObject("fallbacks").member("count", routes.fallbacks()).beginObject("reasons");
+        routes.fallbackReasons().forEach(json::member);
+        json.endObject().endObject();
+        long stalls = 0;
+        long rnr = 0;
+        for (EngineStats s : engines.values()) {
+            stalls += s.creditStalls();
+            rnr += s.receiverNotReady();
+        }
+        json.member("creditStalls", stalls).member("receiverNotReady", rnr);
     }
 
     /** Writes the summary of this process now, with the engines the fabric choice handed out. */
@@ -78,7 +108,7 @@ final class StatsFile {
                 // process-wide counts above it are still right.
             }
         }
-        write(file, toJson(fabric, rules, RunStats.get(), engines));
+        write(file, toJson(fabric, rules, RunStats.get(), engines, RouteStats.get()));
     }
 
     static void write(Path file, String text) throws IOException {
