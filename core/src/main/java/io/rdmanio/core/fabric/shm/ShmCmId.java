@@ -36,7 +36,7 @@ import jdk.net.UnixDomainPrincipal;
  * its own socket open for life, carrying the exchange below and then doorbells, and its end-of-file is how a
  * dead peer is noticed.
  *
- * <pre>
+ * <pre>{@code
  *   connecting side                      accepting side
  *   connect(): REQUEST  ---------------> checks user (SO_PEERCRED), boot id, shm directory; CONNECT_REQUEST
  *                       <--------------- accept(): creates and maps the ring file, publishes its receives: ACCEPT
@@ -44,7 +44,7 @@ import jdk.net.UnixDomainPrincipal;
  *              READY    ---------------> closes the ring file's descriptor; ESTABLISHED
  *                       <--------------- or reject(): REJECT (private data)
  *   either side: DISCONNECT (cause)  <-> the other answers DISCONNECT; the socket closes after both
- * </pre>
+ * }</pre>
  *
  * <p>Thread-safe: state changes happen under this id's monitor, which is taken before its queue pair's lock and
  * never held while an event is posted or a notifier runs. Ids created for incoming requests deliver their events

@@ -48,10 +48,22 @@ public final class ShmFabricProvider implements FabricProvider {
         if (!Files.isReadable(ShmHost.BOOT_ID)) {
             return "cannot read " + ShmHost.BOOT_ID + " (the host identity peers compare): mount /proc";
         }
-        Path dir;
         try {
-            dir = directory(settings);
-            ensureDirectory(dir, null);
+            Path dir = directory(settings);
+            if (Files.exists(dir)) {
+                ensureDirectory(dir, null);
+            } else {
+                // Checked without creating it: a check has no side effect; open creates it.
+                checkLength(dir);
+                Path parent = dir.getParent();
+                while (parent != null && !Files.exists(parent)) {
+                    parent = parent.getParent();
+                }
+                if (parent == null || !Files.isWritable(parent) || !Files.isExecutable(parent)) {
+                    return "cannot create the shm directory " + dir + ": " + parent + " is not writable by this"
+                        + " user" + FIX;
+                }
+            }
         } catch (IOException e) {
             return e.getMessage();
         }
@@ -68,8 +80,13 @@ public final class ShmFabricProvider implements FabricProvider {
         GroupPrincipal group = null;
         String groupName = s.get(GROUP);
         if (groupName != null && !groupName.isBlank()) {
-            group = Path.of("/").getFileSystem().getUserPrincipalLookupService()
-                .lookupPrincipalByGroupName(groupName.trim());
+            try {
+                group = Path.of("/").getFileSystem().getUserPrincipalLookupService()
+                    .lookupPrincipalByGroupName(groupName.trim());
+            } catch (IOException e) {
+                throw new IOException("rdmanio." + GROUP + " names no group of this host: '" + groupName.trim()
+                    + "'", e);
+            }
         }
         Path dir = directory(s);
         ensureDirectory(dir, group);
@@ -88,12 +105,19 @@ public final class ShmFabricProvider implements FabricProvider {
     }
 
     /** Creates the directory if missing and checks it is usable; the exception names the cause and the fix. */
-    static void ensureDirectory(Path dir, GroupPrincipal group) throws IOException {
-        String fix = " (set rdmanio.shm.dir to a directory of your own, ideally on tmpfs such as /dev/shm)";
+    private static final String FIX =
+        " (set rdmanio.shm.dir to a directory of your own, ideally on tmpfs such as /dev/shm)";
+
+    private static void checkLength(Path dir) throws IOException {
         if (dir.toString().length() > MAX_DIR_LENGTH) {
             throw new IOException("the shm directory path " + dir + " is " + dir.toString().length()
-                + " characters long; UNIX socket names under it allow " + MAX_DIR_LENGTH + " at most" + fix);
+                + " characters long; UNIX socket names under it allow " + MAX_DIR_LENGTH + " at most" + FIX);
         }
+    }
+
+    static void ensureDirectory(Path dir, GroupPrincipal group) throws IOException {
+        String fix = FIX;
+        checkLength(dir);
         if (!Files.exists(dir)) {
             Set<PosixFilePermission> mode = PosixFilePermissions.fromString(group == null ? "rwx------" : "rwxrwx---");
             try {

@@ -454,7 +454,18 @@ final class ShmQueuePair implements QueuePair {
         boolean hasRings = attached;
         while (k < cap && polled < posted) {
             int i = (int) (polled % maxRecvWr);
-            if (hasRings && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled)) {
+            boolean released = hasRings
+                && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
+            if (!released) {
+                if (state < STATE_ERROR || (polled < closedTaken && !peerQuiescent)) {
+                    break;
+                }
+                // Flushable now; look once more, after reading the flush condition: a completion the peer
+                // released before it went quiet must arrive as data, not as a flush.
+                released = hasRings
+                    && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
+            }
+            if (released) {
                 int e = ShmRingsDescriptor.completionEntry(myCompletions, recvCapacity, polled);
                 out.wrId[k] = rWrId[i];
                 out.status[k] = rings.getInt(e + ShmRingsDescriptor.CQE_STATUS);
@@ -462,15 +473,13 @@ final class ShmQueuePair implements QueuePair {
                 out.byteLen[k] = rings.getInt(e + ShmRingsDescriptor.CQE_BYTE_LEN);
                 out.imm[k] = rings.getInt(e + ShmRingsDescriptor.CQE_IMM);
                 out.hasImm[k] = (rings.getInt(e + ShmRingsDescriptor.CQE_FLAGS) & ShmRingsDescriptor.CQE_FLAG_IMM) != 0;
-            } else if (state >= STATE_ERROR && (polled >= closedTaken || peerQuiescent)) {
+            } else {
                 out.wrId[k] = rWrId[i];
                 out.status[k] = WR_FLUSH_ERR;
                 out.opcode[k] = OP_RECV;
                 out.byteLen[k] = 0;
                 out.imm[k] = 0;
                 out.hasImm[k] = false;
-            } else {
-                break;
             }
             out.qpNum[k] = qpNum;
             rRegion[i] = null;

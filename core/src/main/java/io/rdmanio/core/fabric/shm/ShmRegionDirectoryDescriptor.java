@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
  * Layout of a fabric's region directory: the table through which a peer process finds, checks and maps the
  * regions this fabric granted. Written only by the owning fabric; peers map it read-mostly.
  *
- * <pre>
+ * <pre>{@code
  *   0          4          8                   16         20                                      64
  *   +----------+----------+-------------------+----------+---------------------------------------+
  *   | magic    | version  | nonce (long)      | capacity | (reserved)                            | header
@@ -18,7 +18,7 @@ import java.nio.ByteBuffer;
  *   +24 address (long): fabric address of the region's first byte
  *   +32 inode (long): of the region file, checked by the peer after opening it through /proc/PID/fd/FD
  *   +40 .. +64 (reserved)
- * </pre>
+ * }</pre>
  *
  * <p>An entry is made LIVE by writing its body and then releasing the state; it is retired by releasing FREE
  * before the owner closes the file's descriptor, so a peer that re-reads the state after opening the descriptor

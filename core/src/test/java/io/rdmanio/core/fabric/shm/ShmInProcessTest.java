@@ -68,6 +68,15 @@ class ShmInProcessTest {
         String reason = ShmFabricProvider.unavailableReason(Map.of(ShmFabricProvider.DIR, "/proc/1/rdmanio"));
         assertNotNull(reason);
         assertTrue(reason.contains("/proc/1/rdmanio") && reason.contains("rdmanio.shm.dir"), reason);
+        Path missing = dir.resolve("not-yet");
+        assertEquals(null, ShmFabricProvider.unavailableReason(Map.of(ShmFabricProvider.DIR, missing.toString())));
+        assertFalse(Files.exists(missing), "checking availability creates nothing");
+        String tooLong = ShmFabricProvider.unavailableReason(
+            Map.of(ShmFabricProvider.DIR, "/dev/shm/" + "x".repeat(60)));
+        assertTrue(tooLong.contains("UNIX socket"), tooLong);
+        IOException noGroup = assertThrows(IOException.class, () -> Fabrics.open("shm",
+            Map.of(ShmFabricProvider.DIR, dir.toString(), ShmFabricProvider.GROUP, "no-such-group-xyz")));
+        assertTrue(noGroup.getMessage().contains("no-such-group-xyz"), noGroup.getMessage());
     }
 
     @Test
