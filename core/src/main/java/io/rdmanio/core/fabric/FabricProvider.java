@@ -17,6 +17,14 @@ public interface FabricProvider {
     /** {@code null} when the fabric can be opened here, else a sentence naming the cause and the fix. */
     String unavailableReason();
 
+    /**
+     * {@code null} when the fabric can be opened here with {@code settings}, else a sentence naming the cause and
+     * the fix. Fabrics whose availability depends on a setting (the shm directory) override this.
+     */
+    default String unavailableReason(Map<String, String> settings) {
+        return unavailableReason();
+    }
+
     /** Opens the fabric with the given settings (keys without the {@code rdmanio.} prefix). */
     Fabric open(Map<String, String> settings) throws IOException;
 }

@@ -49,15 +49,16 @@ public final class Fabrics {
      *
      * @param settings settings without the {@code rdmanio.} prefix, passed to the provider
      * @throws IOException if the name is unknown, or the fabric cannot be opened here (the message carries the
-     *                     provider's {@link FabricProvider#unavailableReason()})
+     *                     provider's {@link FabricProvider#unavailableReason(Map)})
      */
     public static Fabric open(String name, Map<String, String> settings) throws IOException {
         FabricProvider provider = provider(name);
-        String reason = provider.unavailableReason();
+        Map<String, String> s = settings == null ? Map.of() : settings;
+        String reason = provider.unavailableReason(s);
         if (reason != null) {
             throw new IOException("fabric '" + name + "' is unavailable: " + reason);
         }
-        return provider.open(settings == null ? Map.of() : settings);
+        return provider.open(s);
     }
 
     private static List<FabricProvider> load() {

@@ -41,7 +41,8 @@ public final class ShmFabricProvider implements FabricProvider {
     }
 
     /** {@code null} when a fabric with {@code settings} can be opened here, else the cause and the fix. */
-    public static String unavailableReason(Map<String, String> settings) {
+    @Override
+    public String unavailableReason(Map<String, String> settings) {
         if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
             return "the shm fabric needs Linux (/proc and tmpfs); this is " + System.getProperty("os.name");
         }

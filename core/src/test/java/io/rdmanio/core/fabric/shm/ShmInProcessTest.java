@@ -64,14 +64,14 @@ class ShmInProcessTest {
     @Test
     void providerIsFoundAndAvailable() throws IOException {
         assertTrue(Fabrics.names().contains("shm"));
-        assertEquals(null, ShmFabricProvider.unavailableReason(Map.of(ShmFabricProvider.DIR, dir.toString())));
-        String reason = ShmFabricProvider.unavailableReason(Map.of(ShmFabricProvider.DIR, "/proc/1/rdmanio"));
+        assertEquals(null, new ShmFabricProvider().unavailableReason(Map.of(ShmFabricProvider.DIR, dir.toString())));
+        String reason = new ShmFabricProvider().unavailableReason(Map.of(ShmFabricProvider.DIR, "/proc/1/rdmanio"));
         assertNotNull(reason);
         assertTrue(reason.contains("/proc/1/rdmanio") && reason.contains("rdmanio.shm.dir"), reason);
         Path missing = dir.resolve("not-yet");
-        assertEquals(null, ShmFabricProvider.unavailableReason(Map.of(ShmFabricProvider.DIR, missing.toString())));
+        assertEquals(null, new ShmFabricProvider().unavailableReason(Map.of(ShmFabricProvider.DIR, missing.toString())));
         assertFalse(Files.exists(missing), "checking availability creates nothing");
-        String tooLong = ShmFabricProvider.unavailableReason(
+        String tooLong = new ShmFabricProvider().unavailableReason(
             Map.of(ShmFabricProvider.DIR, "/dev/shm/" + "x".repeat(60)));
         assertTrue(tooLong.contains("UNIX socket"), tooLong);
         IOException noGroup = assertThrows(IOException.class, () -> Fabrics.open("shm",
