@@ -6,7 +6,7 @@
 # The VM is qemu under pure software emulation (TCG, no KVM) booting the Debian kernel built
 # by setup.sh. Inside it: the rdma_rxe module with an rxe device "rxe0" on eth0 (10.0.2.15,
 # qemu user networking), the host's project directory mounted read-write at the same path
-# (9p), $HOME/.m2 mounted read-only at the same path when it exists, and memlock unlimited.
+# (9p), the Maven repository (~/.m2 of the JVM's user.home) mounted read-only at the same path when it exists, and memlock unlimited.
 # CMD runs in the current directory (or DIR), which must be inside the shared directory.
 # The root disk is a copy-on-write snapshot: nothing written outside the shares survives.
 #
@@ -18,7 +18,7 @@
 #   RDMANIO_VM_MEM      memory in MiB (default 2048)
 #   RDMANIO_VM_VERBOSE  1 = show the boot console on stderr instead of only logging it
 #   RDMANIO_VM_LOG      boot console log file (default $RDMANIO_VM_CACHE/last-boot.log)
-#   RDMANIO_VM_M2       how $HOME/.m2 is shared: ro (default), rw, or off
+#   RDMANIO_VM_M2       how ~/.m2 is shared: ro (default), rw, or off
 #   RDMANIO_VM_TIMING   file that receives the wall time and the guest's boot/ready/done uptimes
 #
 # CMD gets no stdin; pass environment with `env NAME=VALUE CMD...`. The VM has the JDK 17 and
@@ -35,6 +35,9 @@ mem="${RDMANIO_VM_MEM:-2048}"
 verbose="${RDMANIO_VM_VERBOSE:-0}"
 boot_log="${RDMANIO_VM_LOG:-$cache/last-boot.log}"
 m2_mode="${RDMANIO_VM_M2:-ro}"
+# Maven's repository lives under the JVM's user.home, which comes from the password database, not $HOME.
+user_home="$(getent passwd "$(id -u)" | cut -d: -f6)"
+m2_dir="${RDMANIO_VM_M2_DIR:-${user_home:-$HOME}/.m2}"
 
 die() { printf 'rdmanio-vm: %s\n' "$*" >&2; exit 125; }
 
@@ -85,10 +88,10 @@ trap 'exit 130' INT TERM
 # 9p shares: tag, guest path, options.
 {
   printf 'rdmanio-share %s rw\n' "$share"
-  if [[ -d "$HOME/.m2" && "$m2_mode" != off ]]; then
-    case "$HOME/.m2/" in
+  if [[ -d "$m2_dir" && "$m2_mode" != off ]]; then
+    case "$m2_dir/" in
       "$share"/*) ;;
-      *) printf 'rdmanio-m2 %s %s\n' "$HOME/.m2" "$m2_mode" ;;
+      *) printf 'rdmanio-m2 %s %s\n' "$m2_dir" "$m2_mode" ;;
     esac
   fi
 } >"$rundir/mounts"
@@ -145,7 +148,7 @@ qemu_args=(
   -virtfs "local,path=$share,mount_tag=rdmanio-share,security_model=$secmodel"
 )
 if grep -q '^rdmanio-m2 ' "$rundir/mounts"; then
-  m2_opts="local,path=$HOME/.m2,mount_tag=rdmanio-m2,security_model=$secmodel"
+  m2_opts="local,path=$m2_dir,mount_tag=rdmanio-m2,security_model=$secmodel"
   [[ "$m2_mode" == ro ]] && m2_opts+=",readonly=on"
   qemu_args+=(-virtfs "$m2_opts")
 fi

@@ -10,7 +10,7 @@ root=$(cd "$here/../.." && pwd)
 agent="$root/selector/target/rdmanio-agent.jar"
 examples="$root/examples/target/classes"
 [[ -f "$agent" && -d "$examples" ]] || { echo "test-apps: build first (mvn -B package): $agent or $examples missing" >&2; exit 1; }
-listing=$(unzip -l "$agent")
+listing=$(jar tf "$agent")
 grep -q 'META-INF/native/linux-x86_64/libdisni.so' <<<"$listing" \
   || { echo "test-apps: $agent carries no libdisni (native/build.sh, then mvn package)" >&2; exit 1; }
 

@@ -10,7 +10,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 native=$(cd "$here/.." && pwd)
-m2="${MAVEN_REPO:-$HOME/.m2/repository}"
+user_home="$(getent passwd "$(id -u)" | cut -d: -f6)"
+m2="${MAVEN_REPO:-${user_home:-$HOME}/.m2/repository}"
 disni_jar="$m2/com/ibm/disni/disni/2.1/disni-2.1.jar"
 slf4j_api="$m2/org/slf4j/slf4j-api/2.0.16/slf4j-api-2.0.16.jar"
 slf4j_simple="$m2/org/slf4j/slf4j-simple/2.0.16/slf4j-simple-2.0.16.jar"

@@ -15,41 +15,13 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 native=$(cd "$here/.." && pwd)
 root=$(cd "$native/.." && pwd)
 core="$root/core"
-m2="${MAVEN_REPO:-$HOME/.m2/repository}"
-pom_version() { sed -n "s|.*<$1>\(.*\)</$1>.*|\1|p" "$root/pom.xml" | head -1; }
-junit=$(pom_version junit.version)
-platform="1${junit#5}"
-slf4j=$(pom_version slf4j.version)
-netty=$(pom_version netty.version)
-disni=$(pom_version disni.version)
-
-jars=(
-  "org/junit/jupiter/junit-jupiter-api/$junit/junit-jupiter-api-$junit.jar"
-  "org/junit/jupiter/junit-jupiter-engine/$junit/junit-jupiter-engine-$junit.jar"
-  "org/junit/jupiter/junit-jupiter-params/$junit/junit-jupiter-params-$junit.jar"
-  "org/junit/platform/junit-platform-commons/$platform/junit-platform-commons-$platform.jar"
-  "org/junit/platform/junit-platform-engine/$platform/junit-platform-engine-$platform.jar"
-  "org/junit/platform/junit-platform-launcher/$platform/junit-platform-launcher-$platform.jar"
-  "org/opentest4j/opentest4j/1.3.0/opentest4j-1.3.0.jar"
-  "org/apiguardian/apiguardian-api/1.1.2/apiguardian-api-1.1.2.jar"
-  "org/slf4j/slf4j-api/$slf4j/slf4j-api-$slf4j.jar"
-  "org/slf4j/slf4j-simple/$slf4j/slf4j-simple-$slf4j.jar"
-  "io/netty/netty-buffer/$netty/netty-buffer-$netty.jar"
-  "io/netty/netty-common/$netty/netty-common-$netty.jar"
-  "com/ibm/disni/disni/$disni/disni-$disni.jar"
-)
-deps=""
-for jar in "${jars[@]}"; do
-  if [[ ! -f "$m2/$jar" ]]; then
-    echo "test-fabric: $m2/$jar missing; fetch the project's dependencies first (mvn -pl core test-compile)" >&2
-    exit 1
-  fi
-  deps+=":$m2/$jar"
-done
-
 start=$(date +%s%N)
 "$native/build.sh" >&2
-(cd "$root" && mvn -o -q -pl core -am test-compile) >&2
+(cd "$root" && mvn -q -pl core -am test-compile) >&2
+# The test class path as Maven resolved it: absolute paths into the local repository, which run.sh shares.
+cpfile="$core/target/vm-test.classpath"
+(cd "$root" && mvn -q -pl core dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$cpfile") >&2
+deps=":$(cat "$cpfile")"
 
 # The packed library, as the agent jar carries it.
 packed="$core/target/vm-native"

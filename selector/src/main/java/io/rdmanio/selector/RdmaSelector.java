@@ -64,6 +64,8 @@ final class RdmaSelector extends AbstractSelector {
     private boolean inSelect;
     /** Counts collection passes, so that a select action sees each key at most once per pass. */
     private long pass;
+    /** The earliest time a candidate becomes ready without an event ({@link System#nanoTime()}; 0: none). */
+    private long earliestDeadline;
 
     RdmaSelector(RdmaSelectorProvider provider) throws IOException {
         super(provider);
@@ -185,12 +187,16 @@ final class RdmaSelector extends AbstractSelector {
                 if (pending.get() != null || wakeupPending.get() || !armEngines()) {
                     continue;
                 }
-                long remaining = deadline == 0 ? 0 : deadline - System.nanoTime();
-                if (deadline != 0 && remaining <= 0) {
+                long wakeAt = deadline;
+                if (earliestDeadline != 0 && (wakeAt == 0 || earliestDeadline - wakeAt < 0)) {
+                    wakeAt = earliestDeadline;
+                }
+                long remaining = wakeAt == 0 ? 0 : wakeAt - System.nanoTime();
+                if (wakeAt != 0 && remaining <= 0) {
                     continue;
                 }
                 // Rounded up: the inner selector's unit is the millisecond, and 0 would mean "no limit".
-                long millis = deadline == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999));
+                long millis = wakeAt == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999));
                 inner.select(millis);
             } finally {
                 blocking = false;
@@ -335,20 +341,32 @@ final class RdmaSelector extends AbstractSelector {
     private int collectFabric(Consumer<SelectionKey> action) {
         int count = 0;
         int keep = 0;
+        long earliest = 0;
         for (int i = 0; i < candidates.size(); i++) {
             RdmaSelectionKey k = candidates.get(i);
             int ops = 0;
+            long deadline = 0;
             if (k.isValid() && (k.bound == RdmaSelectionKey.BOUND_FABRIC || k.bound == RdmaSelectionKey.BOUND_BOTH)) {
-                ops = ((RoutedChannel) k.channel()).fabricReadyOps() & k.interestOpsUnchecked();
+                RoutedChannel rc = (RoutedChannel) k.channel();
+                ops = rc.fabricReadyOps() & k.interestOpsUnchecked();
+                if (ops == 0 && (k.interestOpsUnchecked() & SelectionKey.OP_CONNECT) != 0) {
+                    deadline = rc.fabricDeadline();
+                }
             }
-            if (ops == 0) {
+            if (ops == 0 && deadline == 0) {
                 // Not ready (or not of interest): a readiness change or an interest change queues it again.
                 k.candidate = false;
                 continue;
             }
             candidates.set(keep++, k);
-            count += report(k, ops, action);
+            if (ops != 0) {
+                count += report(k, ops, action);
+            } else if (earliest == 0 || deadline - earliest < 0) {
+                // Ready at a time, not by an event: the blocking select must wake by then.
+                earliest = deadline;
+            }
         }
+        earliestDeadline = earliest;
         for (int i = candidates.size() - 1; i >= keep; i--) {
             candidates.remove(i);
         }

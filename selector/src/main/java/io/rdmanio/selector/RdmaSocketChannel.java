@@ -75,6 +75,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     // -- read and write locks (both are held to connect)
     /** A client under a {@code both} rule while its fabric handshake is under way. */
     private boolean fallbackToTcp;
+    /** Then, when it goes to TCP instead ({@link System#nanoTime()}; 0: none). Read by selectors too. */
+    private volatile long fallbackDeadline;
 
     // -- written under the state lock, read anywhere
     private volatile int route;
@@ -154,8 +156,21 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         if (state != ST_PENDING) {
             // As the JDK: OP_CONNECT is ready only while a connection is pending.
             ops &= ~SelectionKey.OP_CONNECT;
+        } else if (pastFallbackDeadline()) {
+            // The fabric took too long: finishConnect will hand the connect over to TCP.
+            ops |= SelectionKey.OP_CONNECT;
         }
         return ops;
+    }
+
+    private boolean pastFallbackDeadline() {
+        long d = fallbackDeadline;
+        return d != 0 && System.nanoTime() - d >= 0;
+    }
+
+    @Override
+    public long fabricDeadline() {
+        return state == ST_PENDING ? fallbackDeadline : 0;
     }
 
     @Override
@@ -422,6 +437,10 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             state = ST_PENDING;
             route = ROUTE_FABRIC;
             fallbackToTcp = both;
+            // rdmanio.fallbackMillis: how long a client under a both rule waits for the fabric's handshake before it
+            // tries TCP (a refused or failed handshake falls back at once). In non-blocking mode OP_CONNECT becomes
+            // ready at that time, so that finishConnect makes the move.
+            fallbackDeadline = both ? nonZero(System.nanoTime() + FallbackSetting.nanos()) : 0;
         }
         publishRoute();
         return awaitFabricConnect(c, nanos);
@@ -433,8 +452,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
      * hands the connect over to TCP with the time that is left.
      */
     private boolean awaitFabricConnect(Connection c, long nanos) throws IOException {
-        long start = System.nanoTime();
-        long deadline = nanos == Long.MAX_VALUE ? 0 : start + nanos;
+        long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
         for (;;) {
             boolean done;
             try {
@@ -456,22 +474,22 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                         state = ST_CONNECTED;
                     }
                     fallbackToTcp = false;
+                    fallbackDeadline = 0;
                 }
                 countConnected(true);
                 return true;
+            }
+            long fabricLeft = fallbackToTcp ? fallbackDeadline - System.nanoTime() : Long.MAX_VALUE;
+            if (fabricLeft <= 0) {
+                return fallBackToTcp(remoteAddress(), new SocketTimeoutException("the fabric handshake took longer than "
+                        + TimeUnit.NANOSECONDS.toMillis(FallbackSetting.nanos()) + " ms (" + FallbackSetting.PROPERTY + ")"),
+                        remainingNanos(nanos, deadline));
             }
             if (nanos == 0) {
                 return false;
             }
             long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
             if (fallbackToTcp) {
-                long limit = FallbackSetting.nanos();
-                long fabricLeft = start + limit - System.nanoTime();
-                if (fabricLeft <= 0) {
-                    return fallBackToTcp(remoteAddress(), new SocketTimeoutException("the fabric handshake took longer than "
-                            + TimeUnit.NANOSECONDS.toMillis(limit) + " ms (" + FallbackSetting.PROPERTY + ")"),
-                            remainingNanos(nanos, deadline));
-                }
                 wait = Math.min(wait, fabricLeft);
             } else if (wait <= 0) {
                 closeQuietly();
@@ -485,6 +503,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 end(ready);
             }
         }
+    }
+
+    /** A deadline in {@link System#nanoTime()} terms, never 0 (which means "none"). */
+    private static long nonZero(long nanoTime) {
+        return nanoTime == 0 ? 1 : nanoTime;
     }
 
     /** What is left of a connect timeout for TCP (at least a little: TCP then reports the timeout itself). */
@@ -515,6 +538,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             state = ST_UNCONNECTED;
             route = ROUTE_NONE;
             fallbackToTcp = false;
+            fallbackDeadline = 0;
             if (c != null) {
                 for (RdmaSelectionKey k : keys) {
                     c.removeReadinessListener(k);

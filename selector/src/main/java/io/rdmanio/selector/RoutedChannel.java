@@ -31,6 +31,14 @@ interface RoutedChannel {
 
     Engine fabricEngine();
 
+    /**
+     * When a pending fabric connect becomes ready without any event from the fabric ({@link System#nanoTime()}:
+     * a client under a {@code both} rule moves to TCP then), or 0 if there is no such time.
+     */
+    default long fabricDeadline() {
+        return 0;
+    }
+
     void addFabricListener(ReadinessListener listener);
 
     void removeFabricListener(ReadinessListener listener);
