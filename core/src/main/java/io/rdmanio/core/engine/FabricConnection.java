@@ -107,6 +107,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean tornDown;
     private boolean helloReceived;
     private boolean finReceived;
+    /**
+     * DISCONNECTED arrived before FIN while receives were still posted: their completions (possibly the FIN, or
+     * data) may still be in the completion queue behind the event, so reset-or-end-of-stream is judged once every
+     * posted receive has completed.
+     */
+    private boolean disconnectJudgementPending;
     private boolean finPending;
     private boolean finPosted;
     private boolean finCompleted;
@@ -253,11 +259,26 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 onSendLocked(wrId & 0xffffffffL, status);
             }
             flushLocked();
+            judgeDisconnectLocked();
             tryTeardownLocked();
             fire = updateReadinessLocked();
         }
         if (fire) {
             fireReadiness();
+        }
+    }
+
+    /**
+     * After DISCONNECTED without FIN: once no receive is outstanding, every frame the peer sent has been seen;
+     * without a FIN among them the peer reset the connection.
+     */
+    private void judgeDisconnectLocked() {
+        if (!disconnectJudgementPending || postedRecvs > 0) {
+            return;
+        }
+        disconnectJudgementPending = false;
+        if (failure == null && !userClosed && !finReceived) {
+            failLocked(new IOException("Connection reset by peer"), false);
         }
     }
 
@@ -438,7 +459,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                                 + " closed the connection during the handshake"
                                 + (e.reason() == null ? "" : " (" + e.reason() + ")")), false);
                         } else if (!finReceived) {
-                            failLocked(new IOException("Connection reset by peer"), false);
+                            disconnectJudgementPending = true;
+                            judgeDisconnectLocked();
                         }
                     }
                     break;
@@ -1008,10 +1030,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             return state == OPEN || failure != null ? Readiness.CONNECT : 0;
         }
         int ops = 0;
-        if (failure != null || available > 0 || finReceived || inputShutdown || disconnectSeen) {
+        boolean disconnected = disconnectSeen && !disconnectJudgementPending;
+        if (failure != null || available > 0 || finReceived || inputShutdown || disconnected) {
             ops |= Readiness.READ;
         }
-        if (failure != null || (state == OPEN && (outputShutdown || disconnectSeen || stagingRoomLocked()))) {
+        if (failure != null || (state == OPEN && (outputShutdown || disconnected || stagingRoomLocked()))) {
             ops |= Readiness.WRITE;
         }
         return ops;

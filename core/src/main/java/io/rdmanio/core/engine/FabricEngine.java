@@ -136,7 +136,7 @@ final class FabricEngine implements Engine {
         CmId id = fabric.createId(events);
         try {
             id.bind(local);
-            id.listen(backlog);
+            id.listen(FabricListener.effectiveBacklog(backlog));
         } catch (IOException | RuntimeException e) {
             id.close();
             throw e;

@@ -24,6 +24,14 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
 
     private static final Logger LOG = LoggerFactory.getLogger(FabricListener.class);
 
+    /**
+     * Established connections waiting to be accepted, at least. Linux's TCP never refuses a connect for a full
+     * backlog (the client retries its SYN), and applications size the backlog for that: a burst of connects
+     * against the common default of 50 must not fail here. Beyond this many waiting connections a connect is
+     * refused with a reason naming the limit.
+     */
+    static final int MIN_BACKLOG = 1024;
+
     private final FabricEngine engine;
     private final CmId id;
     private final int backlog;
@@ -41,9 +49,14 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
     FabricListener(FabricEngine engine, CmId id, int backlog, ConnectionOptions options) {
         this.engine = engine;
         this.id = id;
-        this.backlog = backlog > 0 ? backlog : 50;
+        this.backlog = effectiveBacklog(backlog);
         this.options = options;
         this.local = id.localAddress();
+    }
+
+    /** The accept queue's bound for a requested backlog: {@link #MIN_BACKLOG} at least. */
+    static int effectiveBacklog(int requested) {
+        return Math.max(requested, MIN_BACKLOG);
     }
 
     /** A connect request (progress thread): check the client's handshake, then accept or reject. */

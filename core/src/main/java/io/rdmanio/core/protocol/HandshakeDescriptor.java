@@ -222,7 +222,8 @@ public final class HandshakeDescriptor {
                 return prefix + "slot counts " + dataSlots(request, q) + " data / " + controlSlots(request, q)
                     + " control out of range (at least 1 / " + MIN_CONTROL_SLOTS + ", at most " + MAX_SLOTS + ")";
             case REASON_NO_RESOURCES:
-                return prefix + "the server has no resources for another connection";
+                return prefix + "the server has no room for another connection (its accept queue is full, or"
+                    + " memory for the connection's rings ran out)";
             case REASON_LISTENER_CLOSED:
                 return prefix + "the listener closed";
             default:
