@@ -1,5 +1,6 @@
 package io.rdmanio.examples.jetty;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import org.eclipse.jetty.http.HttpHeader;
@@ -44,8 +45,14 @@ public final class JettyServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
-        server.stop();
+    public void close() throws IOException {
+        try {
+            server.stop();
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException("stopping jetty", e);
+        }
     }
 
     /** {@code /dynamic/N}: N computed bytes, written in one go. */
@@ -83,7 +90,7 @@ public final class JettyServer implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
                 s.close();
-            } catch (Exception e) {
+            } catch (IOException e) {
                 System.err.println("stopping jetty: " + e);
             }
         }, "jetty-stop"));
