@@ -1,6 +1,8 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.EngineConfig;
+import io.rdmanio.core.resolver.ResolverSettings;
+import io.rdmanio.core.resolver.StaticFileBackend;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
@@ -16,7 +18,9 @@ import java.util.function.Function;
  *   <li>{@code rdmanio.fabric}: {@code auto} (the default), {@code disni}, {@code shm} or {@code loopback};</li>
  *   <li>{@code rdmanio.stats}: a file for the JSON run summary written at JVM exit; unset means none;</li>
  *   <li>the engine's tunables ({@code rdmanio.slotSize}, {@code rdmanio.ringDepth}, {@code rdmanio.controlSlots},
- *       {@code rdmanio.spinMicros}): checked here, read by the engine when it opens.</li>
+ *       {@code rdmanio.spinMicros}): checked here, read by the engine when it opens;</li>
+ *   <li>the resolver's ({@code rdmanio.resolver.*}, see {@link ResolverSettings}): checked here, read by the
+ *       resolver when it starts (the first {@code auto} connect or fabric bind).</li>
  * </ul>
  *
  * <p>Every error is found here, at start, and thrown as a {@link ConfigException} whose message names the
@@ -28,6 +32,8 @@ public final class ConfigLoader {
     public static final String RULES = "rdmanio.rules";
     public static final String FABRIC = "rdmanio.fabric";
     public static final String STATS = "rdmanio.stats";
+    /** Runs the resolver (answering queries for this process's fabric listeners) even without an auto rule. */
+    public static final String RESOLVER_ENABLED = "rdmanio.resolver.enabled";
     public static final String SLOT_SIZE = "rdmanio.slotSize";
     public static final String RING_DEPTH = "rdmanio.ringDepth";
     public static final String CONTROL_SLOTS = "rdmanio.controlSlots";
@@ -76,18 +82,42 @@ public final class ConfigLoader {
         }
         Router router = Rules.NONE;
         String rules = properties.apply(RULES);
+        AutoRouting auto = AutoRouting.system(fabric, fabrics);
+        // The resolver sends UDP broadcasts; it runs only where the configuration asks for it: an auto rule, or
+        // rdmanio.resolver.enabled=true (a server that answers for clients whose rules use auto).
+        boolean resolving = "true".equals(properties.apply(RESOLVER_ENABLED));
         if (rules != null) {
-            router = Rules.load(path(RULES, rules));
+            Rules loaded = Rules.load(path(RULES, rules));
+            router = loaded.hasAutoConnectRule() ? new ResolvingRouter(loaded, auto) : loaded;
+            resolving |= loaded.hasAutoRule();
         }
         ensureEngineSettings(properties);
         FallbackSetting.parse(properties.apply(FallbackSetting.PROPERTY));
+        ensureResolverSettings(properties);
         Path stats = null;
         String statsName = properties.apply(STATS);
         if (statsName != null) {
             stats = path(STATS, statsName);
             ensureWritableDirectory(stats);
         }
-        return new RdmanioConfig(router, new FabricChoice(fabric, fabrics), fabric, stats);
+        return new RdmanioConfig(router, new FabricChoice(fabric, fabrics, resolving ? auto : null), fabric, stats);
+    }
+
+    /** Checks the resolver's settings and its static file now, so a mistake stops the program at start. */
+    private static void ensureResolverSettings(Function<String, String> properties) {
+        ResolverSettings settings;
+        try {
+            settings = ResolverSettings.load(properties);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("-D" + e.getMessage());
+        }
+        if (settings.file() != null) {
+            try {
+                new StaticFileBackend(settings.file());
+            } catch (IOException e) {
+                throw new ConfigException(e.getMessage() + " (" + ResolverSettings.FILE + ")");
+            }
+        }
     }
 
     /**
@@ -157,10 +187,8 @@ public final class ConfigLoader {
 
     private static void writeStats() {
         RdmanioConfig config = statsConfig;
-        String rules = config.router() instanceof Rules ? ((Rules) config.router()).file() : null;
-        if (config.router() == Rules.NONE) {
-            rules = null;
-        }
+        Rules routerRules = ResolvingRouter.rulesOf(config.router());
+        String rules = routerRules == null || routerRules == Rules.NONE ? null : routerRules.file();
         try {
             StatsFile.write(config.statsFile(), config.fabric(), rules);
         } catch (IOException | RuntimeException e) {

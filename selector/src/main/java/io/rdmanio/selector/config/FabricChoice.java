@@ -1,6 +1,8 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.resolver.Resolution;
+import io.rdmanio.core.resolver.Resolver;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -17,6 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * listener is always on this host), else fails the operation with an IOException that names, for each fabric, why
  * it cannot carry the connection. Availability is asked of the fabric providers at each decision, so a fabric
  * that becomes usable (a device brought up) is taken without a restart.
+ *
+ * <p>With the resolver ({@link AutoRouting}): a connect to an address the resolver has an answer for uses the
+ * fabric that answer names (see {@link AutoRouting#choose}), and a listener's engine registers it with the
+ * resolver so that {@code auto} connects elsewhere find it.
  *
  * <p>Thread-safe. Engines handed out are remembered, process-wide, for the run summary.
  */
@@ -36,17 +42,54 @@ final class FabricChoice implements EngineSource {
 
     private final String configured;
     private final FabricDirectory directory;
+    /** {@code null}: no resolver (connects choose by {@code rdmanio.fabric} alone, binds are not registered). */
+    private final AutoRouting auto;
 
     FabricChoice(String configured, FabricDirectory directory) {
+        this(configured, directory, null);
+    }
+
+    FabricChoice(String configured, FabricDirectory directory, AutoRouting auto) {
         if (!NAMES.contains(configured)) {
             throw new IllegalArgumentException("not a fabric name: " + configured);
         }
         this.configured = configured;
         this.directory = directory;
+        this.auto = auto;
     }
 
     @Override
     public Engine engineFor(InetSocketAddress peer, boolean listening) throws IOException {
+        if (auto != null) {
+            return listening ? new RegisteringEngine(chooseByConfiguration(peer, true), auto)
+                : engineForResolved(peer);
+        }
+        return chooseByConfiguration(peer, listening);
+    }
+
+    /** The fabric the resolver's cached answer names for {@code peer}, else the configured choice. */
+    private Engine engineForResolved(InetSocketAddress peer) throws IOException {
+        Resolver resolver = auto.existingResolver();
+        Resolution r = resolver == null ? null : resolver.cached(peer);
+        if (r == null || !r.found()) {
+            return chooseByConfiguration(peer, false);
+        }
+        AutoRouting.Choice choice = auto.choose(r);
+        if (choice.fabric() == null) {
+            return chooseByConfiguration(peer, false);
+        }
+        Engine engine;
+        try {
+            engine = directory.engine(choice.fabric());
+        } catch (IOException e) {
+            throw new IOException("the resolver named " + choice.why() + ", but the " + choice.fabric()
+                    + " fabric cannot open: " + e.getMessage(), e);
+        }
+        USED.putIfAbsent(choice.fabric(), engine);
+        return new ResolvedEngine(engine, peer, choice.target(), resolver);
+    }
+
+    private Engine chooseByConfiguration(InetSocketAddress peer, boolean listening) throws IOException {
         String fabric = configured.equals(AUTO) ? chooseAutomatically(peer, listening) : configured;
         Engine engine;
         try {

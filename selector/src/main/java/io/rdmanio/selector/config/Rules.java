@@ -135,6 +135,29 @@ public final class Rules implements Router {
         return Route.NO_MATCH;
     }
 
+    /** Whether a connect rule says {@code auto}: only then are connects asked of the resolver. */
+    /** Whether any rule, bind or connect, has the {@code auto} action: only then does the resolver run. */
+    public boolean hasAutoRule() {
+        if (hasAutoConnectRule()) {
+            return true;
+        }
+        for (Rule rule : bindRules) {
+            if (rule.route.action() == Action.AUTO) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    public boolean hasAutoConnectRule() {
+        for (Rule rule : connectRules) {
+            if (rule.route.action() == Action.AUTO) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The file the rules came from, as named. */
     public String file() {
         return file;

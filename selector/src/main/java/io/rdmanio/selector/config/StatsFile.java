@@ -1,6 +1,7 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.resolver.Resolver;
 import io.rdmanio.core.engine.EngineStats;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,7 @@ import java.util.TreeMap;
  *   "engines": {
  *     "loopback": {"connectionsOpened": 2, ..., "receiverNotReady": 0, "protocolErrors": 0}
  *   },
+ *   "resolver": {"resolves": 3, "cacheHits": 1, ..., "malformed": 0, "forged": 0},
  *   "routedByRule": {"/etc/rdmanio.rules:1: connect 10.0.0.0/8 *": 2, "(no rule)": 1},
  *   "fallbacks": {"count": 0, "reasons": {}},
  *   "creditStalls": 0,
@@ -31,7 +33,8 @@ import java.util.TreeMap;
  * </pre>
  *
  * <p>{@code rdma} counts every connection carried by a fabric (disni, shm or loopback); {@code engines} has the
- * counters of each fabric's engine that this process used. The file is written beside its final name and moved
+ * counters of each fabric's engine that this process used; {@code resolver}, present when the resolver ran, its
+ * counters (named as in {@code ResolverStats}). The file is written beside its final name and moved
  * into place, so a reader never sees half of it.
  */
 final class StatsFile {
@@ -41,12 +44,21 @@ final class StatsFile {
 
     /** The summary as JSON text. */
     static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines) {
-        return toJson(fabric, rules, stats, engines, null);
+        return toJson(fabric, rules, stats, engines, null, null);
     }
 
-    /** As above, followed by the routing record of {@code routes} when it is not {@code null}. */
+    /** The summary as JSON text, with the resolver's counters unless {@code resolver} is {@code null}. */
     static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines,
-                         RouteStats routes) {
+                         Map<String, Long> resolver) {
+        return toJson(fabric, rules, stats, engines, resolver, null);
+    }
+
+    /**
+     * The summary as JSON text, with the resolver's counters unless {@code resolver} is {@code null}, and the
+     * routing record of {@code routes} unless it is {@code null}.
+     */
+    static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines,
+                         Map<String, Long> resolver, RouteStats routes) {
         JsonWriter json = new JsonWriter().beginObject()
                 .member("fabric", fabric)
                 .member("rules", rules);
@@ -74,6 +86,13 @@ final class StatsFile {
                     .endObject();
         }
         json.endObject();
+        if (resolver != null) {
+            json.beginObject("resolver");
+            for (Map.Entry<String, Long> e : resolver.entrySet()) {
+                json.member(e.getKey(), e.getValue());
+            }
+            json.endObject();
+        }
         if (routes != null) {
             routesToJson(json, routes, engines);
         }
@@ -108,7 +127,9 @@ final class StatsFile {
                 // process-wide counts above it are still right.
             }
         }
-        write(file, toJson(fabric, rules, RunStats.get(), engines, RouteStats.get()));
+        Resolver resolver = Resolver.existing();
+        write(file, toJson(fabric, rules, RunStats.get(), engines,
+                resolver == null ? null : resolver.stats().snapshot(), RouteStats.get()));
     }
 
     static void write(Path file, String text) throws IOException {

@@ -64,8 +64,8 @@ public final class TransportStats implements TransportStatsMXBean {
 
     @Override
     public String getRules() {
-        Router r = config.router();
-        return r instanceof Rules && r != Rules.NONE ? ((Rules) r).file() : "";
+        Rules r = ResolvingRouter.rulesOf(config.router());
+        return r == null || r == Rules.NONE ? "" : r.file();
     }
 
     @Override

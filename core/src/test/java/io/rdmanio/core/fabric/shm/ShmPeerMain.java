@@ -231,6 +231,16 @@ public final class ShmPeerMain {
                 say("ESTABLISHED");
                 return;
             case DISCONNECTED:
+                // Completions published before the disconnect are still in the queue: report them before the id
+                // (and its rings) is destroyed, whatever order this loop saw them in.
+                Completions left = new Completions(64);
+                for (int n = recvCq.poll(left); n > 0; n = recvCq.poll(left)) {
+                    for (int i = 0; i < n; i++) {
+                        if (left.status[i] != Completions.SUCCESS) {
+                            say("RECV " + left.status[i]);
+                        }
+                    }
+                }
                 say("EVENT DISCONNECTED " + event.reason());
                 if (fabric instanceof ShmFabric shm) {
                     say("RNR " + shm.receiverNotReadyCount());

@@ -1,0 +1,690 @@
+package io.rdmanio.core.resolver;
+
+import static io.rdmanio.core.resolver.ResolverPacketDescriptor.MAX_ENDPOINT_RECORDS;
+import static io.rdmanio.core.resolver.ResolverPacketDescriptor.MAX_PACKET;
+import static io.rdmanio.core.resolver.ResolverPacketDescriptor.MAX_QUERY_RECORDS;
+import static io.rdmanio.core.resolver.ResolverPacketDescriptor.TYPE_ANNOUNCE;
+import static io.rdmanio.core.resolver.ResolverPacketDescriptor.TYPE_ANSWER;
+import static io.rdmanio.core.resolver.ResolverPacketDescriptor.TYPE_QUERY;
+import static io.rdmanio.core.resolver.ResolverPacketDescriptor.TYPE_WITHDRAW;
+
+import io.rdmanio.core.resolver.ResolverCodec.BadPacketException;
+import io.rdmanio.core.resolver.ResolverCodec.Entry;
+import io.rdmanio.core.resolver.ResolverCodec.Packet;
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.InterfaceAddress;
+import java.net.NetworkInterface;
+import java.net.SocketAddress;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The broadcast resolver on UDP: queries are broadcast on the subnet of the route to the queried address (or on the
+ * configured interfaces), the responder that serves an address answers by unicast, and listeners announce
+ * themselves on bind and withdraw on close.
+ *
+ * <p>Broadcast, not multicast: a subnet broadcast needs no group join, no IGMP snooping set up on switches and no
+ * multicast routing, and its reach (one IP subnet) is the reach of RDMA itself (an InfiniBand subnet, a RoCE L2
+ * domain). On IPoIB the kernel carries it as an InfiniBand broadcast-group datagram. An address beyond the local
+ * subnet, or one with no broadcast (IPv6), is queried by unicast to its own responder port.
+ *
+ * <p>Threads: one daemon thread per socket, each blocked in {@code receive} (no CPU when idle): the responder's
+ * ({@code rdmanio-resolver-responder}, opened on the first registration or resolve) and the querier's
+ * ({@code rdmanio-resolver-answers}, opened on the first resolve). Any thread may resolve, register and
+ * unregister; sends are serialized by {@code sendLock}. Nothing here throws on a bad packet: it is counted and
+ * dropped.
+ */
+final class BroadcastBackend implements ResolverBackend {
+
+    private static final Logger LOG = LoggerFactory.getLogger(BroadcastBackend.class);
+
+    /** Announcements and withdrawals remembered to drop replays (by nonce). */
+    private static final int RECENT_NONCES = 4096;
+    /** Sources tracked by the rate limiter before it starts afresh. */
+    private static final int RATE_SOURCES = 4096;
+
+    private final ResolverSettings settings;
+    private final ResolverStats stats;
+    private final ResolverCache cache;
+    private final DatagramPort.Factory sockets;
+    private final SecureRandom random = new SecureRandom();
+    private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<InetSocketAddress, Registration> registrations = new ConcurrentHashMap<>();
+
+    // ---- guarded by sendLock (never held while waiting for answers)
+    private final Object sendLock = new Object();
+    private final ResolverCodec sendCodec;
+    private final ByteBuffer sendBuffer = ByteBuffer.allocate(MAX_PACKET);
+    private DatagramPort querySocket;
+    private DatagramPort responderSocket;
+    private boolean closed;
+
+    private record Registration(Endpoints endpoints, long incarnation) {
+    }
+
+    BroadcastBackend(ResolverSettings settings, ResolverStats stats, ResolverCache cache,
+                     DatagramPort.Factory sockets) {
+        this.settings = settings;
+        this.stats = stats;
+        this.cache = cache;
+        this.sockets = sockets;
+        this.sendCodec = new ResolverCodec(settings.key());
+    }
+
+    @Override
+    public String name() {
+        return "broadcast";
+    }
+
+    // ------------------------------------------------------------------------------------------------ query side
+
+    @Override
+    public Map<InetSocketAddress, Resolution> resolve(Collection<InetSocketAddress> addresses, long budgetNanos)
+            throws IOException {
+        DatagramPort socket = ensureQuerySocket();
+        long start = System.nanoTime();
+        long deadline = start + budgetNanos;
+        long nonce = nextNonce();
+        Pending p = new Pending(addresses, start);
+        pending.put(nonce, p);
+        try {
+            long wait = settings.firstWaitNanos();
+            for (int attempt = 0; attempt <= settings.retries(); attempt++) {
+                List<InetSocketAddress> open = p.unanswered();
+                if (open.isEmpty()) {
+                    break;
+                }
+                sendQueries(socket, nonce, open);
+                (attempt == 0 ? stats.queriesSent : stats.retriesSent).increment();
+                long now = System.nanoTime();
+                if (p.await(Math.min(deadline, now + wait)) || System.nanoTime() - deadline >= 0) {
+                    break;
+                }
+                wait *= 2;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            pending.remove(nonce);
+        }
+        return p.results();
+    }
+
+    private void sendQueries(DatagramPort socket, long nonce, List<InetSocketAddress> open) {
+        Map<InetSocketAddress, List<InetSocketAddress>> byDestination = new LinkedHashMap<>();
+        for (InetSocketAddress a : open) {
+            for (InetSocketAddress d : destinations(a.getAddress())) {
+                byDestination.computeIfAbsent(d, k -> new ArrayList<>()).add(a);
+            }
+        }
+        synchronized (sendLock) {
+            for (Map.Entry<InetSocketAddress, List<InetSocketAddress>> e : byDestination.entrySet()) {
+                List<InetSocketAddress> list = e.getValue();
+                for (int from = 0; from < list.size(); from += MAX_QUERY_RECORDS) {
+                    int n = Math.min(MAX_QUERY_RECORDS, list.size() - from);
+                    int length = sendCodec.encodeQuery(sendBuffer, nonce, System.currentTimeMillis(), list, from, n);
+                    trySend(socket, length, e.getKey());
+                }
+            }
+        }
+    }
+
+    private DatagramPort ensureQuerySocket() throws IOException {
+        synchronized (sendLock) {
+            if (closed) {
+                throw new IOException("the resolver is closed");
+            }
+            if (querySocket == null) {
+                DatagramPort s = sockets.open(0, false);
+                startThread("rdmanio-resolver-answers", () -> receiveLoop(s, false));
+                querySocket = s;
+                // A process that resolves also listens on the well-known port, so announcements and withdrawals
+                // keep its cache current; without it, resolves still work, only slower to notice restarts.
+                try {
+                    ensureResponderSocket();
+                } catch (IOException e) {
+                    LOG.warn("the resolver cannot listen on UDP port {}; announcements will not reach this "
+                        + "process's cache: {}", settings.port(), e.getMessage());
+                }
+            }
+            return querySocket;
+        }
+    }
+
+    /** One resolve in flight: the addresses it waits for and the answers so far. Thread-safe (its monitor). */
+    private static final class Pending {
+        private final Set<InetSocketAddress> wanted;
+        private final long startNanos;
+        private final Map<InetSocketAddress, Resolution> results = new HashMap<>();
+
+        Pending(Collection<InetSocketAddress> wanted, long startNanos) {
+            this.wanted = new LinkedHashSet<>(wanted);
+            this.startNanos = startNanos;
+        }
+
+        synchronized boolean offer(Entry e, SocketAddress from) {
+            InetSocketAddress a = e.address();
+            if (!wanted.contains(a) || results.containsKey(a)) {
+                return false;
+            }
+            long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - startNanos);
+            results.put(a, new Resolution(a, e.endpoints(), e.incarnation(),
+                "answer from " + from + " after " + micros / 1000 + "." + String.format("%03d", micros % 1000) + " ms"));
+            if (results.size() == wanted.size()) {
+                notifyAll();
+            }
+            return true;
+        }
+
+        synchronized boolean await(long untilNanos) throws InterruptedException {
+            while (results.size() < wanted.size()) {
+                long left = untilNanos - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            return true;
+        }
+
+        synchronized List<InetSocketAddress> unanswered() {
+            List<InetSocketAddress> open = new ArrayList<>();
+            for (InetSocketAddress a : wanted) {
+                if (!results.containsKey(a)) {
+                    open.add(a);
+                }
+            }
+            return open;
+        }
+
+        synchronized Map<InetSocketAddress, Resolution> results() {
+            return new HashMap<>(results);
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------- responder side
+
+    @Override
+    public void publish(InetSocketAddress address, Endpoints endpoints, long incarnation) throws IOException {
+        ensureResponderSocket();
+        registrations.put(address, new Registration(endpoints, incarnation));
+        List<Entry> entries = new ArrayList<>();
+        for (InetSocketAddress a : concreteAddresses(address)) {
+            entries.add(new Entry(a, endpoints, incarnation));
+        }
+        broadcastEntries(TYPE_ANNOUNCE, address, entries);
+        stats.announcesSent.increment();
+    }
+
+    @Override
+    public void withdraw(InetSocketAddress address, long incarnation) {
+        Registration r = registrations.get(address);
+        if (r == null || r.incarnation != incarnation || !registrations.remove(address, r)) {
+            return;
+        }
+        List<Entry> entries = new ArrayList<>();
+        for (InetSocketAddress a : concreteAddresses(address)) {
+            entries.add(new Entry(a, null, incarnation));
+        }
+        broadcastEntries(TYPE_WITHDRAW, address, entries);
+        stats.withdrawalsSent.increment();
+    }
+
+    /** The incarnation registered for {@code address}, or {@code null}. */
+    Long registeredIncarnation(InetSocketAddress address) {
+        Registration r = registrations.get(address);
+        return r == null ? null : r.incarnation;
+    }
+
+    private void broadcastEntries(int type, InetSocketAddress listener, List<Entry> entries) {
+        DatagramPort socket;
+        synchronized (sendLock) {
+            socket = responderSocket;
+            if (socket == null || closed) {
+                return;
+            }
+            Set<InetSocketAddress> destinations = new LinkedHashSet<>();
+            if (listener.getAddress().isAnyLocalAddress()) {
+                destinations.addAll(allBroadcasts());
+            } else {
+                destinations.addAll(destinations(listener.getAddress()));
+            }
+            long nonce = nextNonce();
+            for (InetSocketAddress d : destinations) {
+                for (int from = 0; from < entries.size(); from += MAX_ENDPOINT_RECORDS) {
+                    int n = Math.min(MAX_ENDPOINT_RECORDS, entries.size() - from);
+                    int length = sendCodec.encodeEntries(sendBuffer, type, nonce, System.currentTimeMillis(),
+                        entries, from, n);
+                    trySend(socket, length, d);
+                }
+            }
+        }
+    }
+
+    private void ensureResponderSocket() throws IOException {
+        synchronized (sendLock) {
+            if (closed) {
+                throw new IOException("the resolver is closed");
+            }
+            if (responderSocket == null) {
+                DatagramPort s = sockets.open(settings.port(), true);
+                startThread("rdmanio-resolver-responder", () -> receiveLoop(s, true));
+                responderSocket = s;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ receive threads
+
+    /**
+     * Receives until {@code socket} closes. The responder's socket takes queries, announcements and withdrawals;
+     * the querier's takes answers. Runs on its own thread; the codec, buffers, rate limiter and replay memory are
+     * confined to it.
+     */
+    private void receiveLoop(DatagramPort socket, boolean responder) {
+        ResolverCodec codec = new ResolverCodec(settings.key());
+        // One byte more than the largest packet, so an oversized datagram shows as MAX_PACKET + 1 bytes.
+        byte[] in = new byte[MAX_PACKET + 1];
+        ByteBuffer inBuffer = ByteBuffer.wrap(in);
+        DatagramPacket packet = new DatagramPacket(in, in.length);
+        ByteBuffer outBuffer = ByteBuffer.allocate(MAX_PACKET);
+        Map<InetAddress, double[]> buckets = new HashMap<>();
+        Map<Long, Boolean> recent = new LinkedHashMap<>(16, 0.75f, false) {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+                return size() > RECENT_NONCES;
+            }
+        };
+        while (true) {
+            packet.setLength(in.length);
+            try {
+                socket.receive(packet);
+            } catch (IOException e) {
+                if (isClosed()) {
+                    return;
+                }
+                LOG.debug("resolver receive failed; continuing", e);
+                continue;
+            }
+            try {
+                Packet p = codec.decode(inBuffer, packet.getLength(), System.currentTimeMillis());
+                SocketAddress from = packet.getSocketAddress();
+                if (responder) {
+                    onResponderPacket(p, from, socket, codec, outBuffer, buckets, recent);
+                } else if (p.type() == TYPE_ANSWER) {
+                    onAnswer(p, from);
+                } else {
+                    stats.answersUnmatched.increment();
+                }
+            } catch (BadPacketException e) {
+                count(e.counter);
+                LOG.debug("resolver dropped a packet from {}: {}", packet.getSocketAddress(), e.getMessage());
+            } catch (RuntimeException e) {
+                // A bug must not stop the responder: count it as malformed and go on.
+                stats.malformed.increment();
+                LOG.warn("resolver failed on a packet from {}", packet.getSocketAddress(), e);
+            }
+        }
+    }
+
+    private void onAnswer(Packet p, SocketAddress from) {
+        Pending q = pending.get(p.nonce());
+        if (q == null) {
+            stats.answersUnmatched.increment();
+            return;
+        }
+        for (Entry e : p.entries()) {
+            if (q.offer(e, from)) {
+                stats.answersAccepted.increment();
+            } else {
+                stats.answersUnmatched.increment();
+            }
+        }
+    }
+
+    private void onResponderPacket(Packet p, SocketAddress from, DatagramPort socket, ResolverCodec codec,
+                                   ByteBuffer out, Map<InetAddress, double[]> buckets, Map<Long, Boolean> recent) {
+        switch (p.type()) {
+            case TYPE_QUERY:
+                stats.queriesReceived.increment();
+                answer(p, from, socket, codec, out, buckets);
+                break;
+            case TYPE_ANNOUNCE:
+            case TYPE_WITHDRAW:
+                if (recent.put(p.nonce(), Boolean.TRUE) != null) {
+                    stats.replayed.increment();
+                    return;
+                }
+                long now = System.nanoTime();
+                for (Entry e : p.entries()) {
+                    if (p.type() == TYPE_ANNOUNCE) {
+                        stats.announcesReceived.increment();
+                        cache.putFound(new Resolution(e.address(), e.endpoints(), e.incarnation(),
+                            "announcement from " + from), now);
+                    } else {
+                        stats.withdrawalsReceived.increment();
+                        cache.withdraw(e.address(), e.incarnation(), "withdrawn by " + from, now);
+                    }
+                }
+                break;
+            default:
+                // An answer on the well-known port answers nothing this process asked.
+                stats.answersUnmatched.increment();
+        }
+    }
+
+    private void answer(Packet query, SocketAddress to, DatagramPort socket, ResolverCodec codec, ByteBuffer out,
+                        Map<InetAddress, double[]> buckets) {
+        List<Entry> found = new ArrayList<>();
+        for (InetSocketAddress a : query.queried()) {
+            Registration r = lookupRegistration(a);
+            if (r != null) {
+                found.add(new Entry(a, r.endpoints, r.incarnation));
+            }
+        }
+        if (found.isEmpty()) {
+            return;
+        }
+        InetSocketAddress dest = (InetSocketAddress) to;
+        for (int from = 0; from < found.size(); from += MAX_ENDPOINT_RECORDS) {
+            if (!tryTakeToken(buckets, dest.getAddress())) {
+                stats.rateLimited.increment();
+                return;
+            }
+            int n = Math.min(MAX_ENDPOINT_RECORDS, found.size() - from);
+            int length = codec.encodeEntries(out, TYPE_ANSWER, query.nonce(), System.currentTimeMillis(), found,
+                from, n);
+            trySend(socket, out, length, dest);
+            stats.answersSent.increment();
+        }
+    }
+
+    /** The registration serving {@code a}: its own, or a wildcard listener's on the port when {@code a} is ours. */
+    private Registration lookupRegistration(InetSocketAddress a) {
+        Registration r = registrations.get(a);
+        if (r != null) {
+            return r;
+        }
+        Registration any4 = registrations.get(new InetSocketAddress("0.0.0.0", a.getPort()));
+        Registration any6 = registrations.get(new InetSocketAddress("::", a.getPort()));
+        if ((any4 == null && any6 == null) || !isLocal(a.getAddress())) {
+            return null;
+        }
+        return any4 != null ? any4 : any6;
+    }
+
+    /** Token bucket per source address: {@code rateLimit} answers a second, bursts as large. */
+    private boolean tryTakeToken(Map<InetAddress, double[]> buckets, InetAddress source) {
+        long now = System.nanoTime();
+        double rate = settings.rateLimit();
+        if (buckets.size() >= RATE_SOURCES && !buckets.containsKey(source)) {
+            buckets.clear();
+        }
+        double[] b = buckets.computeIfAbsent(source, k -> new double[] {rate, now});
+        b[0] = Math.min(rate, b[0] + (now - (long) b[1]) * rate / 1e9);
+        b[1] = now;
+        if (b[0] < 1) {
+            return false;
+        }
+        b[0] -= 1;
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------------ addressing
+
+    /**
+     * Where queries about (and announcements of) {@code address} go: the broadcast address of the interfaces
+     * configured, or of the route's interface; unicast to the address itself when it is outside those subnets or
+     * they have no broadcast (IPv6, point-to-point).
+     */
+    List<InetSocketAddress> destinations(InetAddress address) {
+        int port = settings.port();
+        List<InetSocketAddress> out = new ArrayList<>(2);
+        if (address.isLoopbackAddress()) {
+            out.add(address instanceof Inet4Address ? new InetSocketAddress("127.255.255.255", port)
+                : new InetSocketAddress(address, port));
+            return out;
+        }
+        List<InterfaceAddress> candidates = new ArrayList<>();
+        if (!settings.interfaces().isEmpty()) {
+            for (String name : settings.interfaces()) {
+                try {
+                    NetworkInterface ni = NetworkInterface.getByName(name);
+                    if (ni != null) {
+                        candidates.addAll(ni.getInterfaceAddresses());
+                    } else {
+                        LOG.warn("rdmanio.resolver.interfaces names {}, which does not exist", name);
+                    }
+                } catch (SocketException e) {
+                    LOG.warn("cannot read interface {}", name, e);
+                }
+            }
+        } else {
+            InterfaceAddress route = routeInterfaceAddress(address);
+            if (route != null) {
+                candidates.add(route);
+            }
+        }
+        boolean covered = false;
+        for (InterfaceAddress ia : candidates) {
+            if (ia.getBroadcast() != null) {
+                out.add(new InetSocketAddress(ia.getBroadcast(), port));
+                covered |= sameSubnet(ia, address);
+            }
+        }
+        if (!covered) {
+            out.add(new InetSocketAddress(address, port));
+        }
+        return out;
+    }
+
+    /** The local interface address the kernel's route to {@code address} leaves from, or {@code null}. */
+    private static InterfaceAddress routeInterfaceAddress(InetAddress address) {
+        try (DatagramSocket probe = new DatagramSocket()) {
+            // Connecting a UDP socket sends nothing; it only makes the kernel pick the route and source address.
+            probe.connect(address, 9);
+            InetAddress local = probe.getLocalAddress();
+            NetworkInterface ni = NetworkInterface.getByInetAddress(local);
+            if (ni == null) {
+                return null;
+            }
+            for (InterfaceAddress ia : ni.getInterfaceAddresses()) {
+                if (ia.getAddress().equals(local)) {
+                    return ia;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("no route to {}", address, e);
+        }
+        return null;
+    }
+
+    private static boolean sameSubnet(InterfaceAddress ia, InetAddress a) {
+        byte[] x = ia.getAddress().getAddress();
+        byte[] y = a.getAddress();
+        if (x.length != y.length) {
+            return false;
+        }
+        int bits = ia.getNetworkPrefixLength();
+        for (int i = 0; i < x.length && bits > 0; i++, bits -= 8) {
+            int mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
+            if ((x[i] & mask) != (y[i] & mask)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Every IPv4 broadcast address of the interfaces in use (configured, else all that are up), and loopback's. */
+    private List<InetSocketAddress> allBroadcasts() {
+        Set<InetSocketAddress> out = new LinkedHashSet<>();
+        out.add(new InetSocketAddress("127.255.255.255", settings.port()));
+        for (NetworkInterface ni : interfacesInUse()) {
+            for (InterfaceAddress ia : ni.getInterfaceAddresses()) {
+                if (ia.getBroadcast() != null) {
+                    out.add(new InetSocketAddress(ia.getBroadcast(), settings.port()));
+                }
+            }
+        }
+        return new ArrayList<>(out);
+    }
+
+    private List<NetworkInterface> interfacesInUse() {
+        List<NetworkInterface> out = new ArrayList<>();
+        try {
+            if (!settings.interfaces().isEmpty()) {
+                for (String name : settings.interfaces()) {
+                    NetworkInterface ni = NetworkInterface.getByName(name);
+                    if (ni != null) {
+                        out.add(ni);
+                    }
+                }
+            } else {
+                for (NetworkInterface ni : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                    if (ni.isUp()) {
+                        out.add(ni);
+                    }
+                }
+            }
+        } catch (SocketException e) {
+            LOG.warn("cannot list network interfaces", e);
+        }
+        return out;
+    }
+
+    /** A wildcard listener is announced under each address of this host; a specific one under its own. */
+    private List<InetSocketAddress> concreteAddresses(InetSocketAddress listener) {
+        if (!listener.getAddress().isAnyLocalAddress()) {
+            return List.of(listener);
+        }
+        List<InetSocketAddress> out = new ArrayList<>();
+        boolean v4 = listener.getAddress() instanceof Inet4Address;
+        for (NetworkInterface ni : interfacesInUse()) {
+            for (InterfaceAddress ia : ni.getInterfaceAddresses()) {
+                InetAddress a = ia.getAddress();
+                if (!v4 || a instanceof Inet4Address) {
+                    out.add(new InetSocketAddress(a, listener.getPort()));
+                }
+            }
+        }
+        return out;
+    }
+
+    static boolean isLocal(InetAddress a) {
+        if (a.isLoopbackAddress() || a.isAnyLocalAddress()) {
+            return true;
+        }
+        try {
+            return NetworkInterface.getByInetAddress(a) != null;
+        } catch (SocketException e) {
+            return false;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- misc
+
+    private void trySend(DatagramPort socket, int length, InetSocketAddress to) {
+        assert Thread.holdsLock(sendLock);
+        trySend(socket, sendBuffer, length, to);
+    }
+
+    private void trySend(DatagramPort socket, ByteBuffer b, int length, InetSocketAddress to) {
+        try {
+            socket.send(new DatagramPacket(b.array(), 0, length, to));
+        } catch (IOException e) {
+            // Loss is not an error for a resolver: a lost query is retried, a lost answer looks like a miss.
+            stats.sendErrors.increment();
+            LOG.debug("resolver send to {} failed", to, e);
+        }
+    }
+
+    private long nextNonce() {
+        long n;
+        do {
+            n = random.nextLong();
+        } while (n == 0);
+        return n;
+    }
+
+    private void count(String counter) {
+        switch (counter) {
+            case "oversized":
+                stats.oversized.increment();
+                break;
+            case "unsigned":
+                stats.unsigned.increment();
+                break;
+            case "forged":
+                stats.forged.increment();
+                break;
+            case "stale":
+                stats.stale.increment();
+                break;
+            default:
+                stats.malformed.increment();
+        }
+    }
+
+    private static void startThread(String name, Runnable body) {
+        Thread t = new Thread(body, name);
+        t.setDaemon(true);
+        // Resolves and answers are on the connect path of other processes; as the ancestor did, give them priority.
+        t.setPriority(Thread.MAX_PRIORITY);
+        t.start();
+    }
+
+    private boolean isClosed() {
+        synchronized (sendLock) {
+            return closed;
+        }
+    }
+
+    @Override
+    public void close() {
+        List<InetSocketAddress> open = new ArrayList<>(registrations.keySet());
+        for (InetSocketAddress a : open) {
+            Long inc = registeredIncarnation(a);
+            if (inc != null) {
+                withdraw(a, inc);
+            }
+        }
+        synchronized (sendLock) {
+            closed = true;
+            if (querySocket != null) {
+                closeQuietly(querySocket);
+            }
+            if (responderSocket != null) {
+                closeQuietly(responderSocket);
+            }
+        }
+    }
+
+    private static void closeQuietly(DatagramPort p) {
+        try {
+            p.close();
+        } catch (IOException e) {
+            LOG.debug("closing a resolver socket failed", e);
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package io.rdmanio.core.resolver;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The broadcast resolver between processes on three hosts made of network namespaces on 10.231.0.0/24:
+ * {@code a} (10.231.0.1) serves, {@code b} (10.231.0.2) connects, {@code c} (10.231.0.3) runs no rdmanio (or
+ * forges, or sends junk). Each test uses its own resolver port so that no packet of one reaches another.
+ */
+class NetnsResolverTest {
+
+    private static final String A = Netns.address(0);
+    private static final String C = Netns.address(2);
+    private static final String KEY = "the cluster key, shared by a and b";
+    private static boolean netem;
+
+    private final List<Netns.Node> nodes = new ArrayList<>();
+
+    @BeforeAll
+    static void buildHosts() throws Exception {
+        String reason = Netns.unavailableReason();
+        Assumptions.assumeTrue(reason == null, reason);
+        Netns.create("a", "b", "c");
+        netem = Netns.netemAvailable("b");
+    }
+
+    @AfterAll
+    static void removeHosts() throws Exception {
+        if (Netns.unavailableReason() == null) {
+            Netns.destroy();
+        }
+    }
+
+    @AfterEach
+    void stopNodes() throws Exception {
+        for (Netns.Node n : nodes) {
+            n.close();
+        }
+        Netns.netemClear("a");
+        Netns.netemClear("b");
+    }
+
+    private Netns.Node node(String host, int port, String... extra) throws Exception {
+        List<String> props = new ArrayList<>(List.of("rdmanio.resolver.port=" + port,
+            "rdmanio.resolver.timeoutMillis=300", "rdmanio.resolver.retries=2"));
+        props.addAll(List.of(extra));
+        Netns.Node n = new Netns.Node(host, props);
+        nodes.add(n);
+        return n;
+    }
+
+    /** The fields of a RESOLVED line: [RESOLVED, addr, found|none, incarnation, micros, source...]. */
+    private static String[] resolve(Netns.Node n, String address) throws Exception {
+        return n.call("resolve " + address, "RESOLVED").split(" ", 6);
+    }
+
+    private static Map<String, Long> stats(Netns.Node n) throws Exception {
+        Map<String, Long> m = new TreeMap<>();
+        for (String kv : n.call("stats", "STATS").substring(6).split(" ")) {
+            String[] p = kv.split("=");
+            m.put(p[0], Long.parseLong(p[1]));
+        }
+        return m;
+    }
+
+    @Test
+    void aQueryFindsTheServingHostAndAHostRunningNoneCostsOneWait() throws Exception {
+        Netns.Node server = node("a", 17471);
+        Netns.Node client = node("b", 17471);
+        server.call("register " + A + ":9000 disni 11", "REGISTERED");
+        server.call("register " + A + ":9001 shm 12", "REGISTERED");
+
+        String[] hit = resolve(client, A + ":9000");
+        assertEquals("found", hit[2], String.join(" ", hit));
+        assertEquals("11", hit[3]);
+        assertTrue(hit[5].contains("answer from /" + A), hit[5]);
+        String[] shm = resolve(client, A + ":9001");
+        assertEquals("found", shm[2]);
+        // Namespaces share the kernel and /dev/shm: the shm endpoint names this host's identity.
+        assertTrue(shm[5].contains("shm " + A + ":9001 on host[boot "), shm[5]);
+
+        String[] miss = resolve(client, C + ":9000");
+        assertEquals("none", miss[2], "host c runs no rdmanio, so TCP: " + String.join(" ", miss));
+        long sent = stats(client).get("queriesSent") + stats(client).get("retriesSent");
+        String[] again = resolve(client, C + ":9000");
+        assertEquals("none", again[2]);
+        Map<String, Long> s = stats(client);
+        assertEquals(sent, s.get("queriesSent") + s.get("retriesSent"), "the second lookup sent no query");
+        assertEquals(1L, s.get("negativeHits"));
+        System.out.printf("netns resolve: hit %s us, first miss %s us (the timeout), second miss %s us%n",
+            hit[4], miss[4], again[4]);
+    }
+
+    @Test
+    void aRestartedServerIsFoundAgainWithItsNewIncarnation() throws Exception {
+        Netns.Node server = node("a", 17472);
+        Netns.Node client = node("b", 17472);
+        server.call("register " + A + ":9000 disni 100", "REGISTERED");
+        assertEquals("100", resolve(client, A + ":9000")[3]);
+
+        long crashed = System.nanoTime();
+        server.crash();
+        // The client's connection fails: it invalidates and asks again, finding nobody for now.
+        client.call("invalidate " + A + ":9000", "INVALIDATED");
+        assertEquals("none", resolve(client, A + ":9000")[2]);
+
+        Netns.Node restarted = node("a", 17472);
+        long started = System.nanoTime();
+        restarted.call("register " + A + ":9000 disni 200", "REGISTERED");
+        long registered = System.nanoTime();
+        // The announcement replaces the negative entry: the next connect needs no query at all.
+        String peek;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        do {
+            peek = client.call("peek " + A + ":9000", "PEEK");
+        } while (!peek.endsWith("found 200") && System.nanoTime() < deadline);
+        long seen = System.nanoTime();
+        assertTrue(peek.endsWith("found 200"), peek);
+        long sentBefore = stats(client).get("queriesSent");
+        assertEquals("200", resolve(client, A + ":9000")[3]);
+        assertEquals(sentBefore, stats(client).get("queriesSent"), "found in the cache the announcement filled");
+        System.out.printf("netns restart recovery: %d ms from crash to the client knowing incarnation 200 "
+                + "(process start %d ms, register to client cache %d ms)%n",
+            TimeUnit.NANOSECONDS.toMillis(seen - crashed), TimeUnit.NANOSECONDS.toMillis(started - crashed),
+            TimeUnit.NANOSECONDS.toMillis(seen - registered));
+    }
+
+    @Test
+    void withTheKeyAForgedAnswerIsIgnored() throws Exception {
+        Netns.Node server = node("a", 17473, "rdmanio.resolver.key=" + KEY);
+        Netns.Node client = node("b", 17473, "rdmanio.resolver.key=" + KEY);
+        node("c", 17473, "test.forgeKey=a key the attacker guessed, wrongly");
+        server.call("register " + A + ":9000 disni 7", "REGISTERED");
+
+        String[] real = resolve(client, A + ":9000");
+        assertEquals("found", real[2]);
+        assertTrue(real[5].endsWith("disni " + A + ":9000"), "the real endpoint, not the forger's: " + real[5]);
+        String[] unserved = resolve(client, A + ":9999");
+        assertEquals("none", unserved[2], "the forger's answer for an unserved address was believed: "
+            + String.join(" ", unserved));
+        Map<String, Long> s = stats(client);
+        assertTrue(s.get("forged") > 0, "forged answers were not seen and counted: " + s);
+    }
+
+    @Test
+    void resolvesSucceedWithinTheirRetryBudgetDespiteLoss() throws Exception {
+        List<String> lossy = new ArrayList<>(List.of("rdmanio.resolver.timeoutMillis=2000",
+            "rdmanio.resolver.retries=5"));
+        String how;
+        if (netem) {
+            Netns.netemLoss("a", 30);
+            Netns.netemLoss("b", 30);
+            how = "tc netem loss 30% on the egress of a and b";
+        } else {
+            lossy.add("test.loss=0.3");
+            how = "sch_netem is not available: in-process loss of 30% of the client's sends and receives";
+        }
+        Netns.Node server = node("a", 17474);
+        Netns.Node client = node("b", 17474, lossy.toArray(new String[0]));
+        int found = 0;
+        long worstMicros = 0;
+        for (int i = 0; i < 20; i++) {
+            server.call("register " + A + ":" + (9100 + i) + " disni " + (i + 1), "REGISTERED");
+            String[] r = resolve(client, A + ":" + (9100 + i));
+            found += r[2].equals("found") ? 1 : 0;
+            worstMicros = Math.max(worstMicros, Long.parseLong(r[4]));
+        }
+        Map<String, Long> s = stats(client);
+        System.out.printf("netns loss (%s): %d of 20 resolved, slowest %d us, %d retries%n", how, found,
+            worstMicros, s.get("retriesSent"));
+        // Each try survives with 0.7 * 0.7 = 49%; six tries fail together with 1.8%.
+        assertTrue(found >= 17, found + " of 20 resolved through 30% loss (" + how + "): " + s);
+        assertTrue(s.get("retriesSent") > 0 || found == 20);
+    }
+
+    @Test
+    void malformedPacketsLeaveTheResponderRunning() throws Exception {
+        Netns.Node server = node("a", 17475);
+        Netns.Node junk = node("c", 17475);
+        server.call("register " + A + ":9000 disni 5", "REGISTERED");
+        junk.call("junk " + A + " 17475 200 1", "JUNK SENT");
+        junk.call("junk 10.231.0.255 17475 100 2", "JUNK SENT");
+        Map<String, Long> s = stats(server);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while ((s.get("malformed") < 302 || s.get("oversized") < 2) && System.nanoTime() < deadline) {
+            s = stats(server);
+        }
+        // UDP may drop datagrams when the responder's socket buffer overflows on a loaded machine: every packet
+        // that arrived is counted, none is thrown, and none is miscounted as something valid.
+        System.out.printf("netns junk: %d of 302 malformed and %d of 2 oversized packets arrived and were counted%n",
+            s.get("malformed"), s.get("oversized"));
+        assertTrue(s.get("malformed") > 0 && s.get("malformed") <= 302L, s.toString());
+        assertTrue(s.get("oversized") <= 2L, s.toString());
+        assertEquals(0L, s.get("queriesReceived") + s.get("answersAccepted"), "junk taken for a query or an answer: " + s);
+        Netns.Node client = node("b", 17475);
+        assertEquals("found", resolve(client, A + ":9000")[2], "the responder still answers");
+    }
+}

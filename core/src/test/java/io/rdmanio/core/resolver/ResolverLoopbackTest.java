@@ -1,0 +1,332 @@
+package io.rdmanio.core.resolver;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmanio.core.resolver.ResolverCodec.Entry;
+import io.rdmanio.core.resolver.ResolverCodec.Packet;
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Responder and querier in one JVM, on 127.0.0.0/8 (broadcast to 127.255.255.255 reaches every responder). */
+class ResolverLoopbackTest {
+
+    private static final byte[] KEY = "a shared cluster key, 32 bytes..".getBytes(StandardCharsets.UTF_8);
+
+    private final List<AutoCloseable> closeMe = new ArrayList<>();
+    private final int port = freeUdpPort();
+    private final InetSocketAddress served = new InetSocketAddress("127.0.0.1", freeUdpPort());
+    private final Endpoints endpoints = Endpoints.disni(new InetSocketAddress("192.168.77.1", served.getPort()));
+
+    static int freeUdpPort() {
+        try (DatagramSocket s = new DatagramSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private ResolverSettings settings() {
+        return ResolverSettings.DEFAULT.withPort(port).withTiming(300, 2);
+    }
+
+    private Resolver open(ResolverSettings s, DatagramPort.Factory f) throws IOException {
+        Resolver r = new Resolver(s, f);
+        closeMe.add(r);
+        return r;
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable c : closeMe) {
+            c.close();
+        }
+    }
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        await(() -> what, condition);
+    }
+
+    static void await(java.util.function.Supplier<String> what, BooleanSupplier condition)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("timed out waiting for " + what.get());
+            }
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void aRegisteredAddressIsFoundAndAnUnservedOneIsNot() throws Exception {
+        Resolver server = open(settings(), DatagramPort.SYSTEM);
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        long inc = Resolver.newIncarnation();
+        server.register(served, endpoints, inc);
+        Resolution r = client.resolve(served);
+        assertTrue(r.found(), r.toString());
+        assertEquals(endpoints, r.endpoints());
+        assertEquals(inc, r.incarnation());
+        assertTrue(r.source().startsWith("answer from"), r.source());
+
+        InetSocketAddress nobody = new InetSocketAddress("127.0.0.1", freeUdpPort());
+        Resolution miss = client.resolve(nobody);
+        assertFalse(miss.found());
+        long sent = client.stats().queriesSent.sum() + client.stats().retriesSent.sum();
+        Resolution again = client.resolve(nobody);
+        assertFalse(again.found());
+        assertEquals(sent, client.stats().queriesSent.sum() + client.stats().retriesSent.sum(),
+            "the negative cache answers the second resolve without a query");
+        assertEquals(1, client.stats().negativeHits.sum());
+    }
+
+    @Test
+    void anAnnouncementReplacesANegativeEntryAndAWithdrawalRemovesIt() throws Exception {
+        Resolver server = open(settings(), DatagramPort.SYSTEM);
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        // The client must listen on the well-known port to hear announcements: it registers something of its own.
+        client.register(new InetSocketAddress("127.0.0.1", freeUdpPort()), endpoints, 1);
+        assertFalse(client.resolve(served).found());
+        long inc = Resolver.newIncarnation();
+        server.register(served, endpoints, inc);
+        await("the announcement", () -> client.cached(served) != null && client.cached(served).found());
+        server.unregister(served);
+        await("the withdrawal", () -> client.cached(served) != null && !client.cached(served).found());
+    }
+
+    @Test
+    void aRestartedListenerIsFoundWithItsNewIncarnation() throws Exception {
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        long first;
+        try (Resolver server = new Resolver(settings(), DatagramPort.SYSTEM)) {
+            first = Resolver.newIncarnation();
+            server.register(served, endpoints, first);
+            assertEquals(first, client.resolve(served).incarnation());
+        }
+        client.invalidate(served);
+        Resolver restarted = open(settings(), DatagramPort.SYSTEM);
+        long second = Resolver.newIncarnation();
+        restarted.register(served, endpoints, second);
+        // The old listener's withdrawal may still be on its way and cache a miss; the restart's announcement (or the
+        // next query after that miss expires) replaces it. Recovery is awaited, not assumed to be instant.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Resolution r = client.resolve(served);
+        while (r.incarnation() != second && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+            r = client.resolve(served);
+        }
+        assertEquals(second, r.incarnation());
+        assertTrue(Long.compareUnsigned(second, first) > 0);
+    }
+
+    @Test
+    void manyAddressesResolveInOneBatch() throws Exception {
+        Resolver server = open(settings(), DatagramPort.SYSTEM);
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        List<InetSocketAddress> all = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            InetSocketAddress a = new InetSocketAddress("127.0.0.1", 20000 + i);
+            all.add(a);
+            if (i % 2 == 0) {
+                server.register(a, endpoints, i + 1);
+            }
+        }
+        Map<InetSocketAddress, Resolution> got = client.resolveAll(all);
+        for (int i = 0; i < 100; i++) {
+            assertEquals(i % 2 == 0, got.get(all.get(i)).found(), all.get(i).toString());
+        }
+        assertEquals(1, client.stats().queriesSent.sum(), "one resolve for all hundred");
+    }
+
+    @Test
+    void concurrentResolvesOfOneAddressShareOneQuery() throws Exception {
+        Resolver server = open(settings(), DatagramPort.SYSTEM);
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        server.register(served, endpoints, 3);
+        List<Thread> threads = new ArrayList<>();
+        List<Resolution> results = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int i = 0; i < 16; i++) {
+            Thread t = new Thread(() -> results.add(client.resolve(served)));
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join(10_000);
+        }
+        assertEquals(16, results.size());
+        assertTrue(results.stream().allMatch(Resolution::found));
+        assertTrue(client.stats().queriesSent.sum() <= 16);
+    }
+
+    @Test
+    void withTheKeyAForgedAnswerIsIgnored() throws Exception {
+        Resolver client = open(settings().withKey(KEY), DatagramPort.SYSTEM);
+        try (Forger forger = new Forger(port, "not the cluster key, 32 bytes...".getBytes(StandardCharsets.UTF_8))) {
+            Resolution r = client.resolve(served);
+            assertFalse(r.found(), "forged answer believed: " + r);
+            assertTrue(forger.forgeries > 0, "the forger saw no query");
+            assertTrue(client.stats().forged.sum() > 0, client.stats().toString());
+        }
+        try (Forger unsigned = new Forger(port, null)) {
+            client.invalidate(served);
+            assertFalse(client.resolve(served).found());
+            assertTrue(client.stats().unsigned.sum() > 0, client.stats().toString());
+        }
+    }
+
+    @Test
+    void withoutTheKeyAForgedAnswerIsBelieved() throws Exception {
+        // The documented risk of an unkeyed resolver: anyone on the subnet who sees the query can answer it.
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        try (Forger forger = new Forger(port, null)) {
+            Resolution r = client.resolve(served);
+            assertTrue(r.found());
+            assertEquals(Forger.EVIL, r.endpoints());
+        }
+    }
+
+    @Test
+    void malformedPacketsAreCountedAndTheResponderKeepsAnswering() throws Exception {
+        Resolver server = open(settings(), DatagramPort.SYSTEM);
+        server.register(served, endpoints, 3);
+        Random random = new Random(7);
+        try (DatagramSocket s = new DatagramSocket()) {
+            InetSocketAddress to = new InetSocketAddress("127.0.0.1", port);
+            for (int i = 0; i < 50; i++) {
+                byte[] junk = new byte[1 + random.nextInt(200)];
+                random.nextBytes(junk);
+                s.send(new DatagramPacket(junk, junk.length, to));
+            }
+            ByteBuffer b = ByteBuffer.allocate(ResolverPacketDescriptor.MAX_PACKET);
+            int n = new ResolverCodec(null).encodeQuery(b, 5, System.currentTimeMillis(), List.of(served), 0, 1);
+            s.send(new DatagramPacket(b.array(), n - 3, to));
+            byte[] big = new byte[4000];
+            System.arraycopy(b.array(), 0, big, 0, n);
+            s.send(new DatagramPacket(big, big.length, to));
+        }
+        await(() -> "51 malformed and 1 oversized counted: " + server.stats(), () -> server.stats().malformed.sum() == 51
+            && server.stats().oversized.sum() == 1);
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        assertTrue(client.resolve(served).found(), "the responder still answers");
+    }
+
+    @Test
+    void resolvesSucceedWithinTheRetryBudgetDespiteLoss() throws Exception {
+        // 30% loss on every send and receive of both ends: a round trip survives with 0.7^4 = 24%, so 6 tries
+        // find it with 1 - 0.76^6 = 81% each; 40 addresses resolved one by one must mostly succeed.
+        LossyPorts lossy = new LossyPorts(0.30, 42);
+        Resolver server = open(settings(), lossy);
+        Resolver client = open(settings().withTiming(2000, 5), lossy);
+        int found = 0;
+        for (int i = 0; i < 40; i++) {
+            InetSocketAddress a = new InetSocketAddress("127.0.0.1", 30000 + i);
+            server.register(a, endpoints, i + 1);
+            long start = System.nanoTime();
+            Resolution r = client.resolve(a);
+            assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "bounded");
+            found += r.found() ? 1 : 0;
+        }
+        assertTrue(lossy.dropped.get() > 0);
+        assertTrue(found >= 26, "only " + found + " of 40 resolved through 30% loss; " + client.stats());
+        assertTrue(client.stats().retriesSent.sum() > 0);
+    }
+
+    @Test
+    void theStaticFileSettlesAddressesWithoutBroadcast(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("resolver.conf");
+        Files.writeString(file, String.join("\n",
+            "# address          fabrics",
+            "10.9.0.5:9000      disni=192.168.9.5:9000,shm",
+            "10.9.0.6:*         disni",
+            "10.9.0.7:9000      tcp", ""));
+        ResolverSettings s = new ResolverSettings(port, 100, 0, 60, 10, null, List.of(), 100, file, false);
+        Resolver r = open(s, DatagramPort.SYSTEM);
+        Resolution a = r.resolve(new InetSocketAddress("10.9.0.5", 9000));
+        assertEquals(new InetSocketAddress("192.168.9.5", 9000), a.endpoints().disni());
+        assertNotNull(a.endpoints().shmRendezvous());
+        assertEquals(new InetSocketAddress("10.9.0.6", 4242),
+            r.resolve(new InetSocketAddress("10.9.0.6", 4242)).endpoints().disni());
+        Resolution tcp = r.resolve(new InetSocketAddress("10.9.0.7", 9000));
+        assertFalse(tcp.found());
+        assertTrue(tcp.source().contains("resolver.conf:4"), tcp.source());
+        assertEquals(0, r.stats().queriesSent.sum());
+    }
+
+    @Test
+    void aBadStaticFileNamesTheLine(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("bad.conf");
+        Files.writeString(file, "10.9.0.5:9000 disni\n10.9.0.6:9000 carrier-pigeon\n");
+        IOException e = org.junit.jupiter.api.Assertions.assertThrows(IOException.class,
+            () -> new StaticFileBackend(file));
+        assertTrue(e.getMessage().contains("bad.conf:2") && e.getMessage().contains("carrier-pigeon"),
+            e.getMessage());
+    }
+
+    /** Listens on the responder port and answers every query with endpoints of its own, signed with its key. */
+    static final class Forger implements AutoCloseable {
+        static final Endpoints EVIL = Endpoints.disni(new InetSocketAddress("10.66.6.6", 666));
+        final DatagramSocket socket;
+        final Thread thread;
+        volatile int forgeries;
+
+        Forger(int port, byte[] key) throws IOException {
+            socket = new DatagramSocket(null);
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(port));
+            ResolverCodec codec = new ResolverCodec(key);
+            ResolverCodec reader = new ResolverCodec(null);
+            thread = new Thread(() -> {
+                byte[] in = new byte[2048];
+                ByteBuffer out = ByteBuffer.allocate(ResolverPacketDescriptor.MAX_PACKET);
+                while (!socket.isClosed()) {
+                    try {
+                        DatagramPacket p = new DatagramPacket(in, in.length);
+                        socket.receive(p);
+                        // Read the query without checking its signature: the nonce is in the clear.
+                        ByteBuffer b = ByteBuffer.wrap(in);
+                        int n = p.getLength() - ((b.get(ResolverPacketDescriptor.FLAGS_OFFSET) & 1) != 0
+                            ? ResolverPacketDescriptor.MAC_LENGTH : 0);
+                        b.put(ResolverPacketDescriptor.FLAGS_OFFSET, (byte) 0);
+                        Packet q = reader.decode(b, n, System.currentTimeMillis());
+                        List<Entry> lies = new ArrayList<>();
+                        for (InetSocketAddress a : q.queried()) {
+                            lies.add(new Entry(a, EVIL, Long.MAX_VALUE));
+                        }
+                        int len = codec.encodeEntries(out, ResolverPacketDescriptor.TYPE_ANSWER, q.nonce(),
+                            System.currentTimeMillis(), lies, 0, lies.size());
+                        socket.send(new DatagramPacket(out.array(), len, p.getSocketAddress()));
+                        forgeries++;
+                    } catch (Exception e) {
+                        // closed, or not a query: keep listening
+                    }
+                }
+            }, "forger");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            socket.close();
+            thread.join(5000);
+        }
+    }
+}
