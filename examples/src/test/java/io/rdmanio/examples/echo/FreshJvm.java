@@ -49,6 +49,54 @@ final class FreshJvm {
     /** Runs {@code mainClass} with rdmanio activated by property, and the given {@code rdmanio.*} properties. */
     static Outcome run(Path workDir, Map<String, String> properties, Class<?> mainClass, String... args)
             throws IOException, InterruptedException {
+        Started started = start(workDir, "", properties, mainClass, args);
+        if (!started.process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            started.process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            fail("the example did not finish within " + TIMEOUT_SECONDS + " s: " + started.command
+                    + "\n" + started.outcome().describe());
+        }
+        return started.outcome();
+    }
+
+    /** A child JVM still running; its output goes to {@code NAMEstdout.txt} and {@code NAMEstderr.txt}. */
+    record Started(Process process, String command, Path out, Path err) {
+        Outcome outcome() throws IOException {
+            return new Outcome(process.isAlive() ? -1 : process.exitValue(), Files.readString(out),
+                    Files.readString(err));
+        }
+
+        /** Waits until the child's stdout has a line containing {@code text}; fails after the timeout. */
+        String awaitOutput(String text) throws IOException, InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                for (String line : Files.readAllLines(out)) {
+                    if (line.contains(text)) {
+                        return line;
+                    }
+                }
+                if (!process.isAlive()) {
+                    fail("the child exited before printing '" + text + "': " + outcome().describe());
+                }
+                process.waitFor(20, TimeUnit.MILLISECONDS);
+            }
+            fail("the child did not print '" + text + "' within " + TIMEOUT_SECONDS + " s: " + outcome().describe());
+            return null;
+        }
+
+        /** Stops the child as a user's Ctrl-C would (its shutdown hooks run) and waits for it. */
+        Outcome stop() throws IOException, InterruptedException {
+            process.destroy();
+            if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+                fail("the child did not stop within " + TIMEOUT_SECONDS + " s: " + outcome().describe());
+            }
+            return outcome();
+        }
+    }
+
+    /** Starts {@code mainClass} with rdmanio activated by property; {@code name} prefixes its output files. */
+    static Started start(Path workDir, String name, Map<String, String> properties, Class<?> mainClass,
+                         String... args) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Djava.nio.channels.spi.SelectorProvider=" + PROVIDER);
@@ -60,16 +108,11 @@ final class FreshJvm {
         command.add(agentJar() + File.pathSeparator + classesOf(mainClass));
         command.add(mainClass.getName());
         command.addAll(List.of(args));
-        Path out = workDir.resolve("stdout.txt");
-        Path err = workDir.resolve("stderr.txt");
+        Path out = workDir.resolve(name + "stdout.txt");
+        Path err = workDir.resolve(name + "stderr.txt");
         Process process = new ProcessBuilder(command).directory(workDir.toFile())
                 .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-            fail("the example did not finish within " + TIMEOUT_SECONDS + " s: " + String.join(" ", command)
-                    + "\n--- stdout\n" + Files.readString(out) + "--- stderr\n" + Files.readString(err));
-        }
-        return new Outcome(process.exitValue(), Files.readString(out), Files.readString(err));
+        return new Started(process, String.join(" ", command), out, err);
     }
 
     private static String classesOf(Class<?> type) {

@@ -4,6 +4,9 @@ import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.Engines;
 import io.rdmanio.core.fabric.Fabrics;
 import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
 import java.util.ServiceConfigurationError;
 
 /**
@@ -14,6 +17,8 @@ final class SystemFabrics implements FabricDirectory {
 
     static final SystemFabrics INSTANCE = new SystemFabrics();
 
+    private static final String PREFIX = "rdmanio.";
+
     private SystemFabrics() {
     }
 
@@ -23,10 +28,25 @@ final class SystemFabrics implements FabricDirectory {
             if (!Fabrics.names().contains(fabricName)) {
                 return "the " + fabricName + " fabric is not in this build";
             }
-            return Fabrics.provider(fabricName).unavailableReason();
+            return Fabrics.provider(fabricName).unavailableReason(settings());
         } catch (IOException | RuntimeException | ServiceConfigurationError e) {
             return "its availability check failed: " + e.getMessage();
         }
+    }
+
+    /**
+     * The settings a fabric is opened with, as the engine module passes them: every {@code rdmanio.*} system
+     * property without the prefix (availability may depend on one, such as the shm directory).
+     */
+    private static Map<String, String> settings() {
+        Map<String, String> settings = new HashMap<>();
+        Properties properties = System.getProperties();
+        for (String name : properties.stringPropertyNames()) {
+            if (name.startsWith(PREFIX)) {
+                settings.put(name.substring(PREFIX.length()), properties.getProperty(name));
+            }
+        }
+        return settings;
     }
 
     @Override

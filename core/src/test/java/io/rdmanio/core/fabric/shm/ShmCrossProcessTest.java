@@ -387,9 +387,19 @@ class ShmCrossProcessTest {
         // Let the other user reach the socket at all (the fabric creates it 0600), so the uid check is what refuses.
         Files.setPosixFilePermissions(fabric.rendezvousPath(listener.localAddress()),
             PosixFilePermissions.fromString("rw-rw-rw-"));
-        String classPath = Stream.of(System.getProperty("java.class.path").split(":"))
-            .filter(p -> p.endsWith("target/classes") || p.endsWith("target/test-classes"))
-            .collect(Collectors.joining(":"));
+        // The other user must be able to read the classes, wherever the checkout lives (a 0700 temporary
+        // directory, say): they are copied into a directory readable by all.
+        Path readable = Files.createTempDirectory("rdmanio-peer-classes");
+        Files.setPosixFilePermissions(readable, PosixFilePermissions.fromString("rwxr-xr-x"));
+        List<String> entries = new java.util.ArrayList<>();
+        for (String p : System.getProperty("java.class.path").split(":")) {
+            if (p.endsWith("target/classes") || p.endsWith("target/test-classes")) {
+                Path copy = readable.resolve(Integer.toString(entries.size()));
+                copyReadable(Path.of(p), copy);
+                entries.add(copy.toString());
+            }
+        }
+        String classPath = String.join(":", entries);
         try (PeerProcess peer = PeerProcess.startAs(
             List.of(setpriv.toString(), "--reuid=65534", "--regid=65534", "--clear-groups"), classPath,
             "client", dir.toString(), Integer.toString(listener.localAddress().getPort()), "hi")) {
@@ -399,5 +409,21 @@ class ShmCrossProcessTest {
         }
         assertEquals(null, events.poll(), "a refused user never reaches the listener as a request");
         listener.close();
+    }
+
+    /** Copies a class directory so that every user can read it. */
+    private static void copyReadable(Path from, Path to) throws IOException {
+        try (Stream<Path> walk = Files.walk(from)) {
+            for (Path src : (Iterable<Path>) walk::iterator) {
+                Path dst = to.resolve(from.relativize(src).toString());
+                if (Files.isDirectory(src)) {
+                    Files.createDirectories(dst);
+                    Files.setPosixFilePermissions(dst, PosixFilePermissions.fromString("rwxr-xr-x"));
+                } else {
+                    Files.copy(src, dst);
+                    Files.setPosixFilePermissions(dst, PosixFilePermissions.fromString("rw-r--r--"));
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Benchmarks of unmodified java.nio code on the JDK's TCP and on every fabric this machine has, side by side.
+#
+#   benchmarks/bench.sh --quick     about 2-3 minutes: a table with ratios to TCP (nothing written to the repository)
+#   benchmarks/bench.sh             the full suite (about 14 minutes): JMH JSON under benchmarks/results/, and the
+#                                   PNG plots regenerated from it
+#   benchmarks/bench.sh --profile   the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
+#   benchmarks/bench.sh --plots     only regenerate the plots from the JSON already in benchmarks/results/
+#
+# Builds the agent jar and the benchmarks jar first when they are missing or older than the sources.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+results="$root/benchmarks/results"
+bench_jar="$root/benchmarks/target/benchmarks.jar"
+agent_jar="$root/selector/target/rdmanio-agent.jar"
+
+mode=full
+case "${1:-}" in
+  --quick) mode=quick ;;
+  --profile) mode=profile ;;
+  --plots) mode=plots ;;
+  "") ;;
+  -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+  *) echo "bench.sh: unknown argument '$1' (expected --quick, --profile, --plots or nothing)" >&2; exit 2 ;;
+esac
+
+needs_build() {
+  [[ -f "$bench_jar" && -f "$agent_jar" ]] || return 0
+  # Rebuild when any source of the modules the jars hold is newer than the older jar.
+  local oldest="$bench_jar"
+  [[ "$agent_jar" -ot "$oldest" ]] && oldest="$agent_jar"
+  [[ -n "$(find core/src/main selector/src/main benchmarks/src/main benchmarks/pom.xml selector/pom.xml core/pom.xml pom.xml \
+            -newer "$oldest" -type f -print -quit)" ]]
+}
+
+# A python3 that has matplotlib: the one on PATH, or Debian's (which python3-matplotlib installs into).
+find_python() {
+  local py
+  for py in python3 /usr/bin/python3; do
+    if command -v "$py" >/dev/null && "$py" -c 'import matplotlib' 2>/dev/null; then
+      echo "$py"
+      return 0
+    fi
+  done
+  return 1
+}
+
+plots() {
+  local py
+  if ! py="$(find_python)"; then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+      echo "installing python3-matplotlib for the plots ..."
+      apt-get install -y -qq python3-matplotlib >/dev/null || { apt-get update -qq && apt-get install -y -qq python3-matplotlib >/dev/null; }
+    fi
+    py="$(find_python)" || {
+      echo "bench.sh: python3 with matplotlib is needed for the plots (Debian: apt-get install python3-matplotlib); JSON results are in $results" >&2
+      return 1
+    }
+  fi
+  "$py" "$root/benchmarks/plot.py" "$results"
+}
+
+if [[ $mode == plots ]]; then
+  plots
+  exit
+fi
+
+if needs_build; then
+  echo "building the agent jar and the benchmarks jar ..."
+  mvn -q -B -pl benchmarks -am package -DskipTests
+fi
+
+java=java
+[[ -n "${JAVA_HOME:-}" ]] && java="$JAVA_HOME/bin/java"
+cp="$bench_jar:$agent_jar"
+
+case $mode in
+  quick)
+    tmp="$(mktemp -d)"
+    trap 'rm -rf "$tmp"' EXIT
+    "$java" -cp "$cp" io.rdmanio.benchmarks.BenchMain --quick --results "$tmp"
+    ;;
+  profile)
+    mkdir -p "$results"
+    "$java" -cp "$cp" io.rdmanio.benchmarks.BenchMain --profile --results "$results"
+    ;;
+  full)
+    mkdir -p "$results"
+    "$java" -cp "$cp" io.rdmanio.benchmarks.BenchMain --results "$results"
+    plots
+    ;;
+esac

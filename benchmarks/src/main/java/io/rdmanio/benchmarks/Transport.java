@@ -1,0 +1,102 @@
+package io.rdmanio.benchmarks;
+
+import java.io.IOException;
+import java.nio.channels.spi.SelectorProvider;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A transport the benchmarks run on, and the JVM flags that select it. The benchmark code itself is plain
+ * java.nio; only these flags differ between the rows of a table.
+ *
+ * <p>{@code tcp} is the JDK's own provider (no rdmanio flag at all). The fabric transports use the property
+ * activation with a rules file that routes every socket on 127.0.0.1 to the fabric.
+ */
+public enum Transport {
+    TCP(null), LOOPBACK("loopback"), SHM("shm"), DISNI("disni");
+
+    static final String RDMA_PROVIDER = "io.rdmanio.selector.RdmaSelectorProvider";
+
+    private final String fabric;
+
+    Transport(String fabric) {
+        this.fabric = fabric;
+    }
+
+    public String label() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    public static Transport of(String label) {
+        return valueOf(label.toUpperCase(Locale.ROOT));
+    }
+
+    /** Whether client and server must share one JVM (the loopback fabric connects only within a JVM). */
+    public boolean inProcessOnly() {
+        return this == LOOPBACK;
+    }
+
+    /** The flags of a JVM on this transport; {@code rules} is the routing file for the fabric transports. */
+    public List<String> jvmFlags(Path rules) {
+        List<String> flags = new ArrayList<>();
+        if (fabric != null) {
+            flags.add("-Djava.nio.channels.spi.SelectorProvider=" + RDMA_PROVIDER);
+            flags.add("--add-exports");
+            flags.add("java.base/sun.nio.ch=ALL-UNNAMED");
+            flags.add("-Drdmanio.rules=" + rules);
+            flags.add("-Drdmanio.fabric=" + fabric);
+            // The agent jar carries the SLF4J API without a binding: keep its start-up notice out of the tables.
+            flags.add("-Dslf4j.internal.verbosity=ERROR");
+        }
+        flags.add("-Dbench.transport=" + label());
+        return flags;
+    }
+
+    /** Why this transport cannot run on this machine, or null when it can. */
+    public String unavailableReason() {
+        switch (this) {
+            case SHM:
+                return Files.isDirectory(Path.of("/dev/shm")) && Files.isWritable(Path.of("/dev/shm"))
+                        ? null : "/dev/shm is not a writable directory";
+            case DISNI:
+                Path ib = Path.of("/sys/class/infiniband");
+                try (var devices = Files.list(ib)) {
+                    return devices.findAny().isPresent() ? null
+                            : "no RDMA device in /sys/class/infiniband (soft-RoCE: rdma link add rxe0 type rxe netdev eth0)";
+                } catch (IOException e) {
+                    return "no RDMA device: /sys/class/infiniband does not exist";
+                }
+            default:
+                return null;
+        }
+    }
+
+    /** The rules file every fabric run uses: everything on 127.0.0.1 is carried by the fabric. */
+    public static Path writeRules(Path dir) throws IOException {
+        Path rules = dir.resolve("bench.rules");
+        Files.writeString(rules, "# rdmanio benchmarks: every socket on 127.0.0.1 is carried by the fabric\n"
+                + "bind    127.0.0.1  *\nconnect 127.0.0.1  *\n");
+        return rules;
+    }
+
+    /**
+     * Fails unless this JVM was started for {@code expected}: a table row must never be measured on another
+     * transport than the one it names.
+     */
+    public static void ensureActive(Transport expected) {
+        String provider = SelectorProvider.provider().getClass().getName();
+        boolean rdma = provider.equals(RDMA_PROVIDER);
+        if (rdma != (expected != TCP)) {
+            throw new IllegalStateException("transport " + expected.label() + " asked for, but this JVM's "
+                    + "SelectorProvider is " + provider + " (start it with Transport.jvmFlags)");
+        }
+        String fabric = System.getProperty("rdmanio.fabric");
+        if (expected.fabric != null && !expected.fabric.equals(fabric)) {
+            throw new IllegalStateException("transport " + expected.label() + " asked for, but -Drdmanio.fabric="
+                    + fabric);
+        }
+    }
+}
