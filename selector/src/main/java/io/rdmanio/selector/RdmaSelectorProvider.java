@@ -21,7 +21,9 @@ import java.util.Objects;
  * connect) either to the JDK's own TCP or to a fabric, and one selector that serves both kinds together with
  * every channel of the JDK's default provider (pipes, datagram channels).
  *
- * <p>Thread-safe. Installed with {@code -Djava.nio.channels.spi.SelectorProvider=io.rdmanio.selector.RdmaSelectorProvider}
+ * <p>Thread-safe. Installed by the agent ({@code -javaagent:rdmanio-agent.jar}, see
+ * {@link io.rdmanio.selector.agent.RdmanioAgent}), with
+ * {@code -Djava.nio.channels.spi.SelectorProvider=io.rdmanio.selector.RdmaSelectorProvider}
  * (which needs {@code --add-exports java.base/sun.nio.ch=ALL-UNNAMED}), or built directly from a configuration.
  */
 public class RdmaSelectorProvider extends SelectorProvider {
@@ -52,7 +54,8 @@ public class RdmaSelectorProvider extends SelectorProvider {
             return (SelectorProvider) get.invoke(null);
         } catch (IllegalAccessException | IllegalAccessError e) {
             throw new IllegalStateException("rdmanio needs the JVM flag " + EXPORTS_FLAG
-                    + " to reach the JDK's own SelectorProvider", e);
+                    + " to reach the JDK's own SelectorProvider (the agent, -javaagent:rdmanio-agent.jar, exports it"
+                    + " by itself)", e);
         } catch (ClassNotFoundException | NoSuchMethodException | InvocationTargetException | ClassCastException e) {
             throw new IllegalStateException("this JDK has no usable sun.nio.ch.DefaultSelectorProvider.get()"
                     + " (run with " + EXPORTS_FLAG + " on JDK 17 or later)", e);
@@ -71,17 +74,18 @@ public class RdmaSelectorProvider extends SelectorProvider {
 
     @Override
     public DatagramChannel openDatagramChannel() throws IOException {
-        return jdk.openDatagramChannel();
+        // Ours, standing on the JDK's, so that it may share this provider's selectors (see RdmaDatagramChannel).
+        return new RdmaDatagramChannel(this, jdk.openDatagramChannel());
     }
 
     @Override
     public DatagramChannel openDatagramChannel(ProtocolFamily family) throws IOException {
-        return jdk.openDatagramChannel(family);
+        return new RdmaDatagramChannel(this, jdk.openDatagramChannel(family));
     }
 
     @Override
     public Pipe openPipe() throws IOException {
-        return jdk.openPipe();
+        return new RdmaPipe(this, jdk.openPipe());
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.rdmanio.core.engine.Readiness;
 import io.rdmanio.core.engine.ReadinessListener;
 import io.rdmanio.selector.config.Action;
 import io.rdmanio.selector.config.Route;
+import io.rdmanio.selector.config.RouteStats;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -170,7 +171,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                     throw new AlreadyBoundException();
                 }
             }
-            Route r = rdma.config().router().forBind(isa);
+            Route r = RouteStats.bind(isa, rdma.config().router().forBind(isa));
             if (r.action() == Action.BOTH || r.action() == Action.AUTO) {
                 bindBoth(isa, backlog, r.action() == Action.AUTO);
             } else if (r.usesFabric()) {

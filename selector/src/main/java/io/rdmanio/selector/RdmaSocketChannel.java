@@ -6,7 +6,9 @@ import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.Readiness;
 import io.rdmanio.core.engine.ReadinessListener;
 import io.rdmanio.selector.config.Action;
+import io.rdmanio.selector.config.FallbackSetting;
 import io.rdmanio.selector.config.Route;
+import io.rdmanio.selector.config.RouteStats;
 import io.rdmanio.selector.config.RunStats;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -57,13 +59,6 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private static final int ST_PENDING = 1;
     private static final int ST_CONNECTED = 2;
     private static final int ST_CLOSED = 3;
-
-    /**
-     * How long a client under a {@code both} rule waits for the fabric's handshake before it tries TCP (a refused
-     * or failed handshake falls back at once). In non-blocking mode OP_CONNECT becomes ready at that time, so
-     * that finishConnect makes the move.
-     */
-    static final long BOTH_FABRIC_CONNECT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private static final Logger LOG = LoggerFactory.getLogger(RdmaSocketChannel.class);
 
@@ -371,7 +366,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 }
                 long nanos = isBlocking() ? Long.MAX_VALUE : 0;
                 if (d == null) {
-                    Route r = rdma.config().router().forConnect(isa);
+                    Route r = RouteStats.connect(isa, rdma.config().router().forConnect(isa));
                     if (r.usesFabric()) {
                         return beginFabricConnect(isa, tcpAfterFabric(r), nanos);
                     }
@@ -442,7 +437,10 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             state = ST_PENDING;
             route = ROUTE_FABRIC;
             fallbackToTcp = both;
-            fallbackDeadline = both ? nonZero(System.nanoTime() + BOTH_FABRIC_CONNECT_NANOS) : 0;
+            // rdmanio.fallbackMillis: how long a client under a both rule waits for the fabric's handshake before it
+            // tries TCP (a refused or failed handshake falls back at once). In non-blocking mode OP_CONNECT becomes
+            // ready at that time, so that finishConnect makes the move.
+            fallbackDeadline = both ? nonZero(System.nanoTime() + FallbackSetting.nanos()) : 0;
         }
         publishRoute();
         return awaitFabricConnect(c, nanos);
@@ -450,7 +448,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
 
     /**
      * Caller holds the read and write locks. Waits up to {@code nanos} (0: just try) for the handshake. Under a
-     * {@code both} rule a failed handshake, or one that takes longer than {@link #BOTH_FABRIC_CONNECT_NANOS},
+     * {@code both} rule a failed handshake, or one that takes longer than {@code rdmanio.fallbackMillis},
      * hands the connect over to TCP with the time that is left.
      */
     private boolean awaitFabricConnect(Connection c, long nanos) throws IOException {
@@ -484,7 +482,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             long fabricLeft = fallbackToTcp ? fallbackDeadline - System.nanoTime() : Long.MAX_VALUE;
             if (fabricLeft <= 0) {
                 return fallBackToTcp(remoteAddress(), new SocketTimeoutException("the fabric handshake took longer than "
-                        + TimeUnit.NANOSECONDS.toMillis(BOTH_FABRIC_CONNECT_NANOS) + " ms"), remainingNanos(nanos, deadline));
+                        + TimeUnit.NANOSECONDS.toMillis(FallbackSetting.nanos()) + " ms (" + FallbackSetting.PROPERTY + ")"),
+                        remainingNanos(nanos, deadline));
             }
             if (nanos == 0) {
                 return false;
@@ -549,7 +548,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         if (c != null) {
             c.abort();
         }
-        LOG.debug("connect to {} falls back to TCP: {}", isa, fabricFailure.toString());
+        // Logged there at info: a connection that was meant for the fabric and runs on TCP is what a user looks for.
+        RouteStats.get().fallback(isa, fabricFailure);
         fallbackCause = fabricFailure;
         try {
             return connectDelegate(routeToDelegate(), isa, nanos);
@@ -633,7 +633,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                     d = delegate;
                 }
                 if (d == null) {
-                    Route r = rdma.config().router().forConnect(isa);
+                    Route r = RouteStats.connect(isa, rdma.config().router().forConnect(isa));
                     if (r.usesFabric()) {
                         beginFabricConnect(isa, tcpAfterFabric(r), timeoutNanos);
                         return;

@@ -60,7 +60,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * runs blocking and non-blocking with the same expected outcome.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-abstract class AbstractNioConformanceTest extends NioTestSupport {
+public abstract class AbstractNioConformanceTest extends NioTestSupport {
 
     // ------------------------------------------------------------------ readiness
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A client under a {@code both} rule whose fabric never answers the handshake moves to TCP after
- * {@link RdmaSocketChannel#BOTH_FABRIC_CONNECT_NANOS}: a blocking connect by itself, a non-blocking one because
+ * {@code rdmanio.fallbackMillis} (default 1000): a blocking connect by itself, a non-blocking one because
  * its selector reports OP_CONNECT at that time with nothing arriving from the fabric.
  */
 class BothFallbackOnSilentFabricTest extends NioTestSupport {

@@ -38,6 +38,8 @@ public interface Engine extends AutoCloseable {
 
     /**
      * Arms the fabric's notification: {@code notifier} runs once when there is new work for {@link #progress()}.
+     * The notifier must remember its signal (a flag, or a selector's wakeup): it may run while the waiting thread
+     * is still arming, and arming can take locks that consume a bare {@code LockSupport.unpark}.
      *
      * @return {@code false} if work is already pending (call {@link #progress()} instead of blocking)
      */

@@ -272,6 +272,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * After DISCONNECTED without FIN: once no receive is outstanding, every frame the peer sent has been seen;
      * without a FIN among them the peer reset the connection.
      */
+    /** "Connection refused: REASON", without saying it twice when the fabric's reason already does. */
+    private String refusal(String reason) {
+        if (reason == null) {
+            return "Connection refused: " + remote;
+        }
+        return reason.regionMatches(true, 0, "connection refused", 0, 18)
+            ? "Connection refused" + reason.substring(18) : "Connection refused: " + reason;
+    }
+
     private void judgeDisconnectLocked() {
         if (!disconnectJudgementPending || postedRecvs > 0) {
             return;
@@ -389,6 +398,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             LOG.warn("completion for send {} of {} which posted only {}", seq, this, sendPosted);
             return;
         }
+        byte kind = sendKind[(int) (seq % sendDepth)];
         // A signalled completion vouches for every earlier, unsignalled send.
         while (sendCompleted <= seq) {
             if (sendKind[(int) (sendCompleted % sendDepth)] == KIND_DATA) {
@@ -400,6 +410,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         if (status != Completions.SUCCESS) {
             if (status == Completions.WR_FLUSH_ERR) {
+                return;
+            }
+            if (status == Completions.RETRY_EXC_ERR && finReceived && kind == KIND_CONTROL
+                && (finSeq < 0 || seq < finSeq)) {
+                // The peer sent its FIN and went away before this end's credit grant reached it: it needs none,
+                // and the stream it sent is complete, so reading it to its end must not fail.
                 return;
             }
             if (status == Completions.RNR_RETRY_EXC_ERR) {
@@ -441,7 +457,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 case REJECTED: {
                     ByteBuffer pd = e.privateData();
                     String msg = pd == null || !pd.hasRemaining()
-                        ? "Connection refused: " + (e.reason() == null ? remote : e.reason())
+                        ? refusal(e.reason())
                         : HandshakeDescriptor.describeRejection(remote, pd.duplicate().order(
                             FrameDescriptor.BYTE_ORDER), request);
                     failLocked(new ConnectException(msg), false);

@@ -471,16 +471,16 @@ final class FabricEngine implements Engine {
     }
 
     private void runCloser() {
-        Thread self = Thread.currentThread();
-        Notifier wake = () -> LockSupport.unpark(self);
+        ParkingWaiter wake = ParkingWaiter.current();
         while (!closed) {
             if (lingering.get() == 0) {
                 LockSupport.park(this);
                 continue;
             }
             progress();
+            wake.reset();
             if (lingering.get() > 0 && arm(wake)) {
-                LockSupport.park(this);
+                wake.awaitSignal(this, Long.MAX_VALUE);
             }
         }
     }
@@ -516,22 +516,17 @@ final class FabricEngine implements Engine {
             if (Thread.currentThread().isInterrupted() || closed) {
                 return 0;
             }
+            // Cleared before registering: a signal from now on belongs to this round, and the re-check below
+            // covers everything that happened before it.
+            w.reset();
             if (arm(w)) {
                 r = readyOrClosed(target, ops);
                 if (r != 0) {
                     return Math.max(r, 0);
                 }
-                long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
-                if (left <= 0) {
-                    return 0;
-                }
                 // No periodic wakeup: an idle JVM stays idle. The fabric's one-shot notification (armed above)
-                // or a local close/flush request unparks this thread.
-                if (left == Long.MAX_VALUE) {
-                    LockSupport.park(this);
-                } else {
-                    LockSupport.parkNanos(this, left);
-                }
+                // or a local close/flush request signals this waiter.
+                w.awaitSignal(this, deadline);
             }
             progress();
             r = readyOrClosed(target, ops);
@@ -559,18 +554,48 @@ final class FabricEngine implements Engine {
         boolean isClosedLocally();
     }
 
-    /** A thread's waiter: one per thread, reused for every wait. */
+    /**
+     * A thread's waiter: one per thread, reused for every wait. The signal is remembered in a flag, not only in
+     * the thread's park permit: between registering and parking the thread may take locks of the fabric (arming a
+     * loopback queue carries out posted work under queue-pair locks), and a contended {@code ReentrantLock}
+     * consumes the permit, while the signal's sender has already dropped this waiter from the list.
+     */
     private static final class ParkingWaiter implements Notifier {
         private static final ThreadLocal<ParkingWaiter> CURRENT = ThreadLocal.withInitial(ParkingWaiter::new);
         private final Thread thread = Thread.currentThread();
+        private volatile boolean signalled;
 
         static ParkingWaiter current() {
             return CURRENT.get();
         }
 
+        /** Forgets earlier signals; called before the waiter registers for a new round. */
+        void reset() {
+            signalled = false;
+        }
+
         @Override
         public void signal() {
+            signalled = true;
             LockSupport.unpark(thread);
+        }
+
+        /**
+         * Parks until signalled, interrupted or past {@code deadline} ({@link Long#MAX_VALUE}: none). A wakeup
+         * without a signal (a stale permit, a spurious return) parks again.
+         */
+        void awaitSignal(Object blocker, long deadline) {
+            while (!signalled && !thread.isInterrupted()) {
+                if (deadline == Long.MAX_VALUE) {
+                    LockSupport.park(blocker);
+                } else {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return;
+                    }
+                    LockSupport.parkNanos(blocker, left);
+                }
+            }
         }
     }
 

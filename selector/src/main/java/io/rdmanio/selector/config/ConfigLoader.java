@@ -66,6 +66,7 @@ public final class ConfigLoader {
         if (config.statsFile() != null) {
             writeStatsAtExit(config);
         }
+        TransportStats.register(config);
         return config;
     }
 
@@ -91,6 +92,7 @@ public final class ConfigLoader {
             resolving |= loaded.hasAutoRule();
         }
         ensureEngineSettings(properties);
+        FallbackSetting.parse(properties.apply(FallbackSetting.PROPERTY));
         ensureResolverSettings(properties);
         Path stats = null;
         String statsName = properties.apply(STATS);

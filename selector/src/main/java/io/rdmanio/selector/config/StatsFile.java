@@ -24,7 +24,11 @@ import java.util.TreeMap;
  *   "engines": {
  *     "loopback": {"connectionsOpened": 2, ..., "receiverNotReady": 0, "protocolErrors": 0}
  *   },
- *   "resolver": {"resolves": 3, "cacheHits": 1, ..., "malformed": 0, "forged": 0}
+ *   "resolver": {"resolves": 3, "cacheHits": 1, ..., "malformed": 0, "forged": 0},
+ *   "routedByRule": {"/etc/rdmanio.rules:1: connect 10.0.0.0/8 *": 2, "(no rule)": 1},
+ *   "fallbacks": {"count": 0, "reasons": {}},
+ *   "creditStalls": 0,
+ *   "receiverNotReady": 0
  * }
  * </pre>
  *
@@ -40,12 +44,21 @@ final class StatsFile {
 
     /** The summary as JSON text. */
     static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines) {
-        return toJson(fabric, rules, stats, engines, null);
+        return toJson(fabric, rules, stats, engines, null, null);
     }
 
     /** The summary as JSON text, with the resolver's counters unless {@code resolver} is {@code null}. */
     static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines,
                          Map<String, Long> resolver) {
+        return toJson(fabric, rules, stats, engines, resolver, null);
+    }
+
+    /**
+     * The summary as JSON text, with the resolver's counters unless {@code resolver} is {@code null}, and the
+     * routing record of {@code routes} unless it is {@code null}.
+     */
+    static String toJson(String fabric, String rules, RunStats stats, Map<String, EngineStats> engines,
+                         Map<String, Long> resolver, RouteStats routes) {
         JsonWriter json = new JsonWriter().beginObject()
                 .member("fabric", fabric)
                 .member("rules", rules);
@@ -80,7 +93,27 @@ final class StatsFile {
             }
             json.endObject();
         }
+        if (routes != null) {
+            routesToJson(json, routes, engines);
+        }
         return json.endObject().finish();
+    }
+
+    /** Sockets routed per rule, fallbacks with their reasons, and the engines' stall and RNR totals. */
+    private static void routesToJson(JsonWriter json, RouteStats routes, Map<String, EngineStats> engines) {
+        json.beginObject("routedByRule");
+        routes.byRule().forEach(json::member);
+        json.endObject();
+        json.beginObject("fallbacks").member("count", routes.fallbacks()).beginObject("reasons");
+        routes.fallbackReasons().forEach(json::member);
+        json.endObject().endObject();
+        long stalls = 0;
+        long rnr = 0;
+        for (EngineStats s : engines.values()) {
+            stalls += s.creditStalls();
+            rnr += s.receiverNotReady();
+        }
+        json.member("creditStalls", stalls).member("receiverNotReady", rnr);
     }
 
     /** Writes the summary of this process now, with the engines the fabric choice handed out. */
@@ -96,7 +129,7 @@ final class StatsFile {
         }
         Resolver resolver = Resolver.existing();
         write(file, toJson(fabric, rules, RunStats.get(), engines,
-                resolver == null ? null : resolver.stats().snapshot()));
+                resolver == null ? null : resolver.stats().snapshot(), RouteStats.get()));
     }
 
     static void write(Path file, String text) throws IOException {

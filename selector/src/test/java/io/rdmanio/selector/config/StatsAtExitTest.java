@@ -47,7 +47,11 @@ class StatsAtExitTest {
                 + "  \"rules\": \"" + rules + "\",\n"
                 + "  \"connections\": {\n    \"rdma\": 2,\n    \"tcp\": 1\n  },\n"
                 + "  \"bytes\": {\n    \"rdma\": 4096,\n    \"tcp\": 10\n  },\n"
-                + "  \"engines\": {}\n"
+                + "  \"engines\": {},\n"
+                + "  \"routedByRule\": {},\n"
+                + "  \"fallbacks\": {\n    \"count\": 0,\n    \"reasons\": {}\n  },\n"
+                + "  \"creditStalls\": 0,\n"
+                + "  \"receiverNotReady\": 0\n"
                 + "}\n", read(stats));
     }
 

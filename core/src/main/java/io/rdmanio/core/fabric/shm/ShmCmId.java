@@ -346,12 +346,17 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                         state = CONNECTING;
                         l.send(ShmLink.REQUEST, requestBody(address, q, data));
                     } catch (IOException e) {
-                        ch.close();
-                        link = null;
-                        state = REFUSED;
-                        refusal = "connection refused: the listener at " + address + " went away: " + e.getMessage();
-                        event = new CmEvent(CmEvent.Type.REJECTED, this, null, EMPTY, refusal);
-                        l = null;
+                        if (l == null) {
+                            ch.close();
+                            link = null;
+                            state = REFUSED;
+                            refusal = "connection refused: the listener at " + address + " went away: "
+                                + e.getMessage();
+                            event = new CmEvent(CmEvent.Type.REJECTED, this, null, EMPTY, refusal);
+                        }
+                        // Else the listener may have refused this process at once (another user, say) and closed
+                        // before the request was written: its REJECT is still in the socket. The watcher reads
+                        // it, or the end of file, so the refusal keeps its reason.
                     }
                 }
             }

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Jetty 12 over rdmanio, unmodified, with only the agent flag. One Jetty server is bound under a `both` rule, so it
+# listens on the shm fabric and on kernel TCP at the same address; a client JVM with the agent fetches over the
+# fabric, and curl (or a JVM without the agent) over TCP. Prints each routing decision and which transport
+# carried the connections of each process.
+#   examples/bin/jetty-demo.sh
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ensure_built
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+    if [[ -n "$SERVER_PID" ]]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+cat > "$WORK/rules" <<RULES
+# Jetty listens on the fabric and on TCP; clients with the agent connect over the fabric.
+bind 127.0.0.1 * both
+connect 127.0.0.1 *
+RULES
+# Routing decisions at debug level (SLF4J simple logger, to stdout).
+LOG=(-Dorg.slf4j.simpleLogger.logFile=System.out -Dorg.slf4j.simpleLogger.log.io.rdmanio.routing=debug
+     -Dorg.slf4j.simpleLogger.log.org.eclipse.jetty=warn)
+
+echo "==> rules:"; sed 's/^/    /' "$WORK/rules"
+java "${LOG[@]}" -javaagent:"$AGENT=rules=$WORK/rules,fabric=shm,stats=$WORK/server.json" -cp "$CP" \
+    io.rdmanio.examples.jetty.JettyServer 127.0.0.1 0 "$WORK/www" > "$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+PORT=""
+for _ in $(seq 1 600); do
+    PORT="$(sed -n 's/^jetty on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/server.log")"
+    [[ -n "$PORT" ]] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
+    sleep 0.1
+done
+[[ -n "$PORT" ]] || { echo "jetty did not start" >&2; cat "$WORK/server.log" >&2; exit 1; }
+BASE="http://127.0.0.1:$PORT"
+echo "==> Jetty server (with the agent): $(grep -m1 'bind ' "$WORK/server.log" | sed 's/.*io.rdmanio.routing - //')"
+
+echo "==> client with the agent: JDK HttpClient and Jetty HttpClient"
+java "${LOG[@]}" -javaagent:"$AGENT=rules=$WORK/rules,fabric=shm,stats=$WORK/client.json" -cp "$CP" \
+    io.rdmanio.examples.httpclient.Fetch "$BASE" "$WORK/www" both > "$WORK/client.log" 2>&1 \
+    || { cat "$WORK/client.log" >&2; exit 1; }
+grep -E 'GET|routing|fetches' "$WORK/client.log" | sed 's/.*io.rdmanio.routing - /    routed: /; s/^\([a-z]\)/    \1/'
+
+echo "==> plain TCP client, no agent:"
+if command -v curl >/dev/null 2>&1; then
+    for f in index.html blob.bin dynamic/3145745; do
+        bytes="$(curl -sS --fail --max-time 60 -o /dev/null -w '%{size_download}' "$BASE/$f")"
+        echo "    curl GET /$f: $bytes bytes"
+    done
+else
+    java -cp "$CP" io.rdmanio.examples.httpclient.Fetch "$BASE" "$WORK/www" jdk | sed 's/^/    /'
+fi
+
+kill "$SERVER_PID"
+wait "$SERVER_PID" 2>/dev/null || true
+SERVER_PID=""
+echo "==> which transport carried the connections:"
+echo "    client with the agent: $(summary "$WORK/client.json")"
+echo "    Jetty server:          $(summary "$WORK/server.json")  (the agent's on the fabric, curl's on TCP)"

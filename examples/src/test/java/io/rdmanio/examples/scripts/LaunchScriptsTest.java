@@ -1,0 +1,64 @@
+package io.rdmanio.examples.scripts;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.rdmanio.examples.agent.AgentJvm;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The launch scripts of examples/bin, run as a user runs them, with the jars this build made. */
+class LaunchScriptsTest {
+
+    @TempDir
+    Path dir;
+
+    private String run(String script) throws Exception {
+        Path agent = AgentJvm.agentJar();
+        Path root = agent.getParent().getParent().getParent();
+        Path file = root.resolve("examples").resolve("bin").resolve(script);
+        Assumptions.assumeTrue(Files.isDirectory(root.resolve("examples/target/lib")),
+                "needs examples/target/lib: built by 'mvn -B package'");
+        Path out = dir.resolve(script + ".out");
+        ProcessBuilder pb = new ProcessBuilder(List.of("bash", file.toString())).directory(root.toFile())
+                .redirectErrorStream(true).redirectOutput(out.toFile());
+        // The scripts use the java on PATH: make it this test's.
+        pb.environment().put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + System.getenv("PATH"));
+        Process p = pb.start();
+        if (!p.waitFor(240, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            fail(script + " did not finish in 240 s:\n" + Files.readString(out));
+        }
+        String output = Files.readString(out);
+        assertEquals(0, p.exitValue(), output);
+        return output;
+    }
+
+    @Test
+    void jettyDemoShowsFabricAndTcpConnections() throws Exception {
+        String out = run("jetty-demo.sh");
+        assertTrue(out.contains("all fetches exact"), out);
+        Matcher client = Pattern.compile("client with the agent: fabric (\\d+), TCP (\\d+)").matcher(out);
+        Matcher server = Pattern.compile("Jetty server: +fabric (\\d+), TCP (\\d+)").matcher(out);
+        assertTrue(client.find() && server.find(), out);
+        assertTrue(Integer.parseInt(client.group(1)) >= 1, out);
+        assertEquals("0", client.group(2), out);
+        assertEquals(client.group(1), server.group(1), out);
+        assertTrue(Integer.parseInt(server.group(2)) >= 1, out);
+    }
+
+    @Test
+    void nettyEchoRunsOnTheFabric() throws Exception {
+        String out = run("netty-echo.sh");
+        assertTrue(out.contains("all netty echoes intact"), out);
+        assertTrue(out.contains("connections: fabric 8, TCP 0"), out);
+    }
+}

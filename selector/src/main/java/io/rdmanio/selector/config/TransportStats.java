@@ -1,0 +1,145 @@
+package io.rdmanio.selector.config;
+
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.EngineStats;
+import java.lang.management.ManagementFactory;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.ToLongFunction;
+import javax.management.InstanceAlreadyExistsException;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The JMX view of {@link RunStats}, {@link RouteStats} and the fabric engines' counters, registered once per
+ * process on the platform MBean server as {@value #OBJECT_NAME}. Thread-safe: every read sums the counters afresh.
+ */
+public final class TransportStats implements TransportStatsMXBean {
+
+    public static final String OBJECT_NAME = "io.rdmanio:type=Transport";
+
+    private static final Logger LOG = LoggerFactory.getLogger(TransportStats.class);
+    private static final Object LOCK = new Object();
+
+    // -- LOCK
+    private static TransportStats registered;
+
+    private volatile RdmanioConfig config;
+
+    private TransportStats(RdmanioConfig config) {
+        this.config = config;
+    }
+
+    /**
+     * Registers the bean (once; a later configuration replaces the one it reports). A JVM without JMX still runs:
+     * the failure is logged, not thrown.
+     */
+    static void register(RdmanioConfig config) {
+        synchronized (LOCK) {
+            if (registered != null) {
+                registered.config = config;
+                return;
+            }
+            TransportStats bean = new TransportStats(config);
+            try {
+                MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+                server.registerMBean(bean, new ObjectName(OBJECT_NAME));
+                registered = bean;
+            } catch (InstanceAlreadyExistsException e) {
+                // Registered by a copy of rdmanio in another class loader: that one reports.
+                LOG.debug("{} is registered already", OBJECT_NAME);
+            } catch (JMException | RuntimeException | LinkageError e) {
+                LOG.warn("cannot register the JMX bean {}: {}", OBJECT_NAME, e.toString());
+            }
+        }
+    }
+
+    @Override
+    public String getFabric() {
+        return config.fabric();
+    }
+
+    @Override
+    public String getRules() {
+        Rules r = ResolvingRouter.rulesOf(config.router());
+        return r == null || r == Rules.NONE ? "" : r.file();
+    }
+
+    @Override
+    public long getFabricConnections() {
+        return RunStats.get().fabricConnections();
+    }
+
+    @Override
+    public long getTcpConnections() {
+        return RunStats.get().tcpConnections();
+    }
+
+    @Override
+    public long getFabricBytes() {
+        return RunStats.get().fabricBytes();
+    }
+
+    @Override
+    public long getTcpBytes() {
+        return RunStats.get().tcpBytes();
+    }
+
+    @Override
+    public Map<String, Long> getConnectionsByFabric() {
+        return perEngine(EngineStats::connectionsOpened);
+    }
+
+    @Override
+    public Map<String, Long> getBytesByFabric() {
+        return perEngine(s -> s.bytesSent() + s.bytesReceived());
+    }
+
+    @Override
+    public Map<String, Long> getRoutedByRule() {
+        return RouteStats.get().byRule();
+    }
+
+    @Override
+    public long getFallbacks() {
+        return RouteStats.get().fallbacks();
+    }
+
+    @Override
+    public Map<String, Long> getFallbackReasons() {
+        return RouteStats.get().fallbackReasons();
+    }
+
+    @Override
+    public long getCreditStalls() {
+        return sum(EngineStats::creditStalls);
+    }
+
+    @Override
+    public long getReceiverNotReady() {
+        return sum(EngineStats::receiverNotReady);
+    }
+
+    private static long sum(ToLongFunction<EngineStats> counter) {
+        long total = 0;
+        for (long v : perEngine(counter).values()) {
+            total += v;
+        }
+        return total;
+    }
+
+    static Map<String, Long> perEngine(ToLongFunction<EngineStats> counter) {
+        Map<String, Long> m = new TreeMap<>();
+        for (Map.Entry<String, Engine> e : FabricChoice.usedEngines().entrySet()) {
+            try {
+                m.put(e.getKey(), counter.applyAsLong(e.getValue().stats()));
+            } catch (RuntimeException ignored) {
+                // An engine closed in a half-built state has no counters to give; the others still count.
+            }
+        }
+        return m;
+    }
+}
