@@ -15,7 +15,8 @@ import java.util.function.Supplier;
  * {@code ./rdmanio doctor}: checks the configuration in the {@code rdmanio.*} system properties the way the provider
  * would at start, and says which fabrics this machine can open and what {@code auto} would choose.
  * {@code doctor HOST:PORT ...} also asks the resolver about each address and says which fabric an {@code auto}
- * connect would take, and why.
+ * connect would take, and why. Its RDMA section ({@link RdmaReport}) lists devices, ports, link state, GIDs, the
+ * memory-lock limit, whether libdisni loads and the rdma-core packages, with the fix for each problem.
  *
  * <p>Exits 0 when the configuration loads, 1 when it does not (the message names the file, line and reason), 2
  * when an argument is not {@code HOST:PORT}.
@@ -27,6 +28,7 @@ public final class Doctor {
 
     public static void main(String[] args) {
         int status = run(System::getProperty, SystemFabrics.INSTANCE, System.out);
+        RdmaReport.system().print(System.out);
         if (status == 0 && args.length > 0) {
             status = resolve(System.getProperty(ConfigLoader.FABRIC, FabricChoice.AUTO), SystemFabrics.INSTANCE,
                     AutoRouting::systemResolver, Arrays.asList(args), System.out);

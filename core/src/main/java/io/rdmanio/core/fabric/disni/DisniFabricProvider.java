@@ -53,6 +53,14 @@ public final class DisniFabricProvider implements FabricProvider {
         return DisniRuntime.failure();
     }
 
+    /**
+     * Why libdisni (with DiSNI) cannot be loaded in this JVM, {@code null} when it loads; independent of whether an
+     * RDMA device exists, for {@code doctor}.
+     */
+    public static String libraryProblem() {
+        return DisniRuntime.failure();
+    }
+
     @Override
     public Fabric open(Map<String, String> settings) throws IOException {
         Map<String, String> s = settings == null ? Map.of() : settings;

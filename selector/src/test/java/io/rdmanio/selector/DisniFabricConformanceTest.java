@@ -1,0 +1,61 @@
+package io.rdmanio.selector;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.rdmanio.core.engine.Engines;
+import io.rdmanio.core.fabric.Fabrics;
+import io.rdmanio.core.fabric.disni.DisniDevices;
+import io.rdmanio.core.fabric.disni.DisniFabricProvider;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.channels.spi.SelectorProvider;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The suite against rdmanio with every socket on the RDMA interface's address carried by the engine on the
+ * {@code disni} fabric: real verbs, so it runs where an RDMA device exists (the soft-RoCE VM,
+ * {@code native/vm/test-conformance.sh}) and is skipped, with the fabric's own reason, everywhere else.
+ *
+ * <p>The address is {@code RDMANIO_TEST_RDMA_ADDRESS} when set, else the address of the network interface behind
+ * the first RDMA device (what the fabric itself binds to).
+ */
+class DisniFabricConformanceTest extends AbstractNioConformanceTest {
+
+    static final String ADDRESS_ENV = "RDMANIO_TEST_RDMA_ADDRESS";
+
+    private static InetAddress rdmaAddress;
+    private static SelectorProvider provider;
+
+    @BeforeAll
+    static void ensureDisniFabric() throws IOException {
+        String reason = Fabrics.provider(DisniFabricProvider.NAME).unavailableReason();
+        assumeTrue(reason == null, () -> "the disni fabric is unavailable here: " + reason);
+        String configured = System.getenv(ADDRESS_ENV);
+        rdmaAddress = configured != null && !configured.isBlank()
+            ? InetAddress.getByName(configured.trim()) : DisniDevices.deviceAddress();
+        assumeTrue(rdmaAddress != null, () -> "the RDMA device(s) " + DisniDevices.devices()
+            + " have no addressed network interface, and " + ADDRESS_ENV + " is not set");
+        if (configured != null && !configured.isBlank()) {
+            // The fabric binds its connection-manager ids to the same address the suite uses.
+            System.setProperty("rdmanio." + DisniFabricProvider.ADDRESS, rdmaAddress.getHostAddress());
+        }
+        InetAddress onFabric = rdmaAddress;
+        provider = new RdmaSelectorProvider(TestRouting.fabricFor(a -> onFabric.equals(a.getAddress()),
+            (peer, listening) -> Engines.get(DisniFabricProvider.NAME), DisniFabricProvider.NAME));
+    }
+
+    @Override
+    protected SelectorProvider provider() {
+        return provider;
+    }
+
+    @Override
+    protected InetAddress address() {
+        return rdmaAddress;
+    }
+
+    @Override
+    protected boolean serversOnTcp() {
+        return false;
+    }
+}
