@@ -55,8 +55,8 @@ timeout 300 java -Xmx1g -Djava.nio.channels.spi.SelectorProvider=io.rdmanio.sele
   2>&1 | tee "$work/nio.out"
 echo "\${PIPESTATUS[0]}" >"$work/nio.rc"
 if [[ $netty == 1 ]]; then
-  # DiSNI itself reaches into sun.nio.ch, which the agent does not open for it: the export stays a second flag.
-  timeout 300 java -Xmx1g --add-exports java.base/sun.nio.ch=ALL-UNNAMED \\
+  # Only the agent flag: it opens sun.nio.ch to DiSNI's class loader too.
+  timeout 300 java -Xmx1g \\
     -javaagent:"$agent=rules=$work/disni.rules,fabric=disni,stats=$work/netty-stats.json" \\
     -cp "$examples:$root/examples/target/lib/*" io.rdmanio.examples.netty.NettyEchoDemo $address \\
     --clients $netty_clients --bytes $netty_bytes 2>&1 | tee "$work/netty.out"

@@ -1,5 +1,6 @@
 package io.rdmanio.selector.agent;
 
+import io.rdmanio.core.JdkAccess;
 import io.rdmanio.selector.RdmaSelectorProvider;
 import io.rdmanio.selector.config.ConfigException;
 import io.rdmanio.selector.config.ConfigLoader;
@@ -79,6 +80,9 @@ public final class RdmanioAgent {
                     + "--add-exports java.base/sun.nio.ch=ALL-UNNAMED");
         }
         inst.redefineModule(base, Set.of(), Map.of("sun.nio.ch", Set.of(self)), Map.of(), Set.of(), Map.of());
+        // Class loaders made later by a fabric (DiSNI's) get the same export through this hook.
+        JdkAccess.exporter(m -> inst.redefineModule(base, Set.of(), Map.of("sun.nio.ch", Set.of(m)), Map.of(),
+            Set.of(), Map.of()));
     }
 
     /** Sets the provider property and checks the JDK took it: someone may have asked for the provider earlier. */

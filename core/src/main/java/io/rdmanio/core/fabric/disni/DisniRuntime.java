@@ -1,5 +1,6 @@
 package io.rdmanio.core.fabric.disni;
 
+import io.rdmanio.core.JdkAccess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -80,6 +81,8 @@ final class DisniRuntime {
         }
         Path library = findLibrary(parent);
         ClassLoader loader = new DisniClassLoader(parent, library);
+        // With the agent, DiSNI's loader gets sun.nio.ch without --add-exports.
+        JdkAccess.exportSunNioCh(loader.getUnnamedModule());
         DisniBackend b = (DisniBackend) Class.forName(BACKEND_CLASS, true, loader).getDeclaredConstructor()
             .newInstance();
         b.load();
