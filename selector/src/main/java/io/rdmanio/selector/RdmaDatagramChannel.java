@@ -1,7 +1,5 @@
 package io.rdmanio.selector;
 
-import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.ReadinessListener;
 import java.io.IOException;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
@@ -26,7 +24,7 @@ import java.util.Set;
  * {@link #socket()} and the {@link MembershipKey}s of {@code join}, whose {@code getChannel()}/{@code channel()}
  * answer the JDK channel. Thread-safe as java.nio specifies.
  */
-final class RdmaDatagramChannel extends DatagramChannel implements RoutedChannel {
+final class RdmaDatagramChannel extends DatagramChannel implements JdkBackedChannel {
 
     private final DatagramChannel jdk;
     private final DelegateKeys keys = new DelegateKeys();
@@ -165,18 +163,10 @@ final class RdmaDatagramChannel extends DatagramChannel implements RoutedChannel
 
     @Override
     protected void implConfigureBlocking(boolean block) throws IOException {
-        if (block) {
-            keys.cancelInnerOfCancelled();
-        }
-        jdk.configureBlocking(block);
+        keys.configureBlocking(jdk, block);
     }
 
-    // -- RoutedChannel: always on the JDK's channel
-
-    @Override
-    public int route() {
-        return ROUTE_DELEGATE;
-    }
+    // -- JdkBackedChannel
 
     @Override
     public SelectableChannel delegate() {
@@ -184,31 +174,8 @@ final class RdmaDatagramChannel extends DatagramChannel implements RoutedChannel
     }
 
     @Override
-    public int fabricReadyOps() {
-        return 0;
-    }
-
-    @Override
-    public Engine fabricEngine() {
-        return null;
-    }
-
-    @Override
-    public void addFabricListener(ReadinessListener listener) {
-    }
-
-    @Override
-    public void removeFabricListener(ReadinessListener listener) {
-    }
-
-    @Override
-    public void attachKey(RdmaSelectionKey key) {
-        keys.add(key);
-    }
-
-    @Override
-    public void detachKey(RdmaSelectionKey key) {
-        keys.remove(key);
+    public DelegateKeys delegateKeys() {
+        return keys;
     }
 
     @Override

@@ -1,7 +1,5 @@
 package io.rdmanio.selector;
 
-import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.ReadinessListener;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
@@ -39,7 +37,7 @@ final class RdmaPipe extends Pipe {
     }
 
     /** The read end. */
-    static final class Source extends Pipe.SourceChannel implements RoutedChannel {
+    static final class Source extends Pipe.SourceChannel implements JdkBackedChannel {
 
         private final Pipe.SourceChannel jdk;
         private final DelegateKeys keys = new DelegateKeys();
@@ -79,18 +77,10 @@ final class RdmaPipe extends Pipe {
 
         @Override
         protected void implConfigureBlocking(boolean block) throws IOException {
-            if (block) {
-                keys.cancelInnerOfCancelled();
-            }
-            jdk.configureBlocking(block);
+            keys.configureBlocking(jdk, block);
         }
 
-        // -- RoutedChannel: always on the JDK's channel
-
-        @Override
-        public int route() {
-            return ROUTE_DELEGATE;
-        }
+        // -- JdkBackedChannel
 
         @Override
         public SelectableChannel delegate() {
@@ -98,31 +88,8 @@ final class RdmaPipe extends Pipe {
         }
 
         @Override
-        public int fabricReadyOps() {
-            return 0;
-        }
-
-        @Override
-        public Engine fabricEngine() {
-            return null;
-        }
-
-        @Override
-        public void addFabricListener(ReadinessListener listener) {
-        }
-
-        @Override
-        public void removeFabricListener(ReadinessListener listener) {
-        }
-
-        @Override
-        public void attachKey(RdmaSelectionKey key) {
-            keys.add(key);
-        }
-
-        @Override
-        public void detachKey(RdmaSelectionKey key) {
-            keys.remove(key);
+        public DelegateKeys delegateKeys() {
+            return keys;
         }
 
         @Override
@@ -132,7 +99,7 @@ final class RdmaPipe extends Pipe {
     }
 
     /** The write end. */
-    static final class Sink extends Pipe.SinkChannel implements RoutedChannel {
+    static final class Sink extends Pipe.SinkChannel implements JdkBackedChannel {
 
         private final Pipe.SinkChannel jdk;
         private final DelegateKeys keys = new DelegateKeys();
@@ -172,16 +139,10 @@ final class RdmaPipe extends Pipe {
 
         @Override
         protected void implConfigureBlocking(boolean block) throws IOException {
-            if (block) {
-                keys.cancelInnerOfCancelled();
-            }
-            jdk.configureBlocking(block);
+            keys.configureBlocking(jdk, block);
         }
 
-        @Override
-        public int route() {
-            return ROUTE_DELEGATE;
-        }
+        // -- JdkBackedChannel
 
         @Override
         public SelectableChannel delegate() {
@@ -189,31 +150,8 @@ final class RdmaPipe extends Pipe {
         }
 
         @Override
-        public int fabricReadyOps() {
-            return 0;
-        }
-
-        @Override
-        public Engine fabricEngine() {
-            return null;
-        }
-
-        @Override
-        public void addFabricListener(ReadinessListener listener) {
-        }
-
-        @Override
-        public void removeFabricListener(ReadinessListener listener) {
-        }
-
-        @Override
-        public void attachKey(RdmaSelectionKey key) {
-            keys.add(key);
-        }
-
-        @Override
-        public void detachKey(RdmaSelectionKey key) {
-            keys.remove(key);
+        public DelegateKeys delegateKeys() {
+            return keys;
         }
 
         @Override
