@@ -1,6 +1,7 @@
 package io.rdmanio.selector;
 
 import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.SpinWait;
 import io.rdmanio.core.fabric.Notifier;
 import java.io.IOException;
 import java.lang.reflect.Method;
@@ -233,12 +234,13 @@ final class RdmaSelector extends AbstractSelector {
         if (deadline != 0 && deadline - end < 0) {
             end = deadline;
         }
+        int round = 0;
         do {
             progressEngines();
             if (pending.get() != null || wakeupPending.get() || Thread.currentThread().isInterrupted()) {
                 return true;
             }
-            Thread.onSpinWait();
+            SpinWait.pause(round++);
         } while (System.nanoTime() - end < 0);
         return false;
     }

@@ -503,13 +503,13 @@ final class FabricEngine implements Engine {
             return Math.max(r, 0);
         }
         long spinEnd = start + spinNanos();
-        while (System.nanoTime() - spinEnd < 0) {
+        for (int round = 0; System.nanoTime() - spinEnd < 0; round++) {
             progress();
             r = readyOrClosed(target, ops);
             if (r != 0) {
                 return Math.max(r, 0);
             }
-            Thread.onSpinWait();
+            SpinWait.pause(round);
         }
         ParkingWaiter w = ParkingWaiter.current();
         for (;;) {
