@@ -5,6 +5,9 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.net.StandardProtocolFamily;
+import java.util.function.Consumer;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -23,13 +26,19 @@ final class ShmWatcher implements Runnable {
         void ready(SelectionKey key);
     }
 
+    private static final Consumer<SelectionKey> DISPATCH = ShmWatcher::dispatch;
+
     private final Selector selector;
     private final Thread thread;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
 
     ShmWatcher(String name) throws IOException {
-        selector = Selector.open();
+        // The provider of the UNIX-domain channels it watches: the JDK's own. Selector.open() would return
+        // rdmanio's selector when rdmanio is the system-wide provider, an extra layer for nothing.
+        try (ServerSocketChannel probe = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            selector = probe.provider().openSelector();
+        }
         thread = new Thread(this, name);
         thread.setDaemon(true);
         thread.start();
@@ -60,7 +69,9 @@ final class ShmWatcher implements Runnable {
     public void run() {
         while (!closed) {
             try {
-                selector.select();
+                // The action form hands each ready key straight over: no selected-key set, no iterator, so a
+                // doorbell allocates nothing.
+                selector.select(DISPATCH);
             } catch (IOException e) {
                 continue;
             }
@@ -68,13 +79,6 @@ final class ShmWatcher implements Runnable {
             while ((task = tasks.poll()) != null) {
                 runQuietly(task);
             }
-            for (SelectionKey key : selector.selectedKeys()) {
-                if (key.isValid()) {
-                    Handler handler = (Handler) key.attachment();
-                    runQuietly(() -> handler.ready(key));
-                }
-            }
-            selector.selectedKeys().clear();
         }
         try {
             selector.close();
@@ -83,13 +87,28 @@ final class ShmWatcher implements Runnable {
         }
     }
 
+    private static void dispatch(SelectionKey key) {
+        if (!key.isValid()) {
+            return;
+        }
+        try {
+            ((Handler) key.attachment()).ready(key);
+        } catch (RuntimeException e) {
+            uncaught(e);
+        }
+    }
+
+    private static void uncaught(RuntimeException e) {
+        // One broken connection never takes the watcher down with it.
+        Thread t = Thread.currentThread();
+        t.getUncaughtExceptionHandler().uncaughtException(t, e);
+    }
+
     private static void runQuietly(Runnable task) {
         try {
             task.run();
         } catch (RuntimeException e) {
-            // One broken connection never takes the watcher down with it.
-            Thread t = Thread.currentThread();
-            t.getUncaughtExceptionHandler().uncaughtException(t, e);
+            uncaught(e);
         }
     }
 
