@@ -6,8 +6,9 @@ import io.rdmanio.core.protocol.HandshakeDescriptor;
 /**
  * An engine's tunables. Each has one system property, one default and one line here.
  *
- * @param slotSize     {@code rdmanio.slotSize}: bytes per ring slot and largest frame (default 16384, a power of two,
- *                     at least 256)
+ * @param slotSize     {@code rdmanio.slotSize}: bytes per ring slot and largest frame (a power of two, at least
+ *                     256; default 16384, or the fabric's {@link io.rdmanio.core.fabric.Fabric#preferredSlotSize()}:
+ *                     65536 on shm)
  * @param ringDepth    {@code rdmanio.ringDepth}: data slots per connection and direction when SO_RCVBUF/SO_SNDBUF
  *                     are not set (default 32)
  * @param controlSlots {@code rdmanio.controlSlots}: receive slots for control frames per connection (default 2,
@@ -42,8 +43,13 @@ public record EngineConfig(int slotSize, int ringDepth, int controlSlots, int sp
 
     /** Reads the {@code rdmanio.*} system properties, using the default of each one not set. */
     public static EngineConfig fromSystemProperties() {
+        return fromSystemProperties(DEFAULT_SLOT_SIZE);
+    }
+
+    /** As {@link #fromSystemProperties()}, with {@code defaultSlotSize} when {@code rdmanio.slotSize} is not set. */
+    public static EngineConfig fromSystemProperties(int defaultSlotSize) {
         return new EngineConfig(
-            intProperty("rdmanio.slotSize", DEFAULT_SLOT_SIZE),
+            intProperty("rdmanio.slotSize", defaultSlotSize),
             intProperty("rdmanio.ringDepth", DEFAULT_RING_DEPTH),
             intProperty("rdmanio.controlSlots", DEFAULT_CONTROL_SLOTS),
             intProperty("rdmanio.spinMicros", DEFAULT_SPIN_MICROS));

@@ -9,7 +9,7 @@ import java.util.Properties;
 
 /**
  * The JVM's engines: one per fabric name, opened on first use with the {@code rdmanio.*} system properties
- * ({@link EngineConfig#fromSystemProperties()}, and every {@code rdmanio.} property passed to the fabric without
+ * ({@link EngineConfig#fromSystemProperties(int)} with the fabric's preferred slot size, and every {@code rdmanio.} property passed to the fabric without
  * its prefix).
  *
  * <p>Thread-safe: opening is serialized by the class lock; an engine once open is returned without locking
@@ -36,9 +36,11 @@ public final class Engines {
         if (e != null && !e.isClosed()) {
             return e;
         }
-        EngineConfig config = EngineConfig.fromSystemProperties();
         Fabric fabric = Fabrics.open(fabricName, fabricSettings());
         try {
+            int preferred = fabric.preferredSlotSize();
+            EngineConfig config = EngineConfig.fromSystemProperties(
+                preferred > 0 ? preferred : EngineConfig.DEFAULT_SLOT_SIZE);
             e = new FabricEngine(fabric, true, config);
         } catch (IOException | RuntimeException ex) {
             fabric.close();

@@ -31,6 +31,16 @@ public interface Fabric extends AutoCloseable {
         return register(ByteBuffer.allocateDirect(length), access);
     }
 
+    /**
+     * The engine's slot size (its largest frame) on this fabric when {@code rdmanio.slotSize} is not set, or 0 for
+     * the engine's own default. A fabric whose buffer memory is only backed where it is written (shm: pages of a
+     * shared file) can prefer large slots: a stream then moves in fewer frames and completions, while a small
+     * message still costs only the pages it touches.
+     */
+    default int preferredSlotSize() {
+        return 0;
+    }
+
     /** Creates a completion queue with room for {@code entries} completions; overflowing it is a fatal error. */
     CompletionQueue createCompletionQueue(int entries) throws IOException;
 

@@ -5,6 +5,8 @@ import static io.rdmanio.core.engine.Pair.write;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.netty.buffer.ByteBuf;
+import io.rdmanio.core.fabric.Fabric;
+import io.rdmanio.core.fabric.Fabrics;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -265,6 +267,21 @@ class ConnectionBasicsTest {
             assertEquals("rdmanio.controlSlots must be between 2 and 65536: 1", e.getMessage());
         } finally {
             System.clearProperty("rdmanio.controlSlots");
+        }
+    }
+
+    @Test
+    void aFabricsPreferredSlotSizeIsTheDefaultAndThePropertyWins() throws Exception {
+        assertEquals(EngineConfig.DEFAULT_SLOT_SIZE, EngineConfig.fromSystemProperties().slotSize());
+        assertEquals(65536, EngineConfig.fromSystemProperties(65536).slotSize());
+        try (Fabric loopback = Fabrics.open("loopback", java.util.Map.of())) {
+            assertEquals(0, loopback.preferredSlotSize(), "loopback keeps the engine's default");
+        }
+        System.setProperty("rdmanio.slotSize", "4096");
+        try {
+            assertEquals(4096, EngineConfig.fromSystemProperties(65536).slotSize());
+        } finally {
+            System.clearProperty("rdmanio.slotSize");
         }
     }
 

@@ -55,7 +55,8 @@ final class ShmNio implements AutoCloseable {
         Path dir = newDirectory();
         Fabric fabric = Fabrics.open("shm", Map.of("shm.dir", dir.toString()));
         try {
-            return new ShmNio(dir, fabric, Engines.open(fabric, EngineConfig.DEFAULT));
+            // As Engines.get configures a process's engine, so that this JVM agrees with the peers it starts.
+            return new ShmNio(dir, fabric, Engines.open(fabric, EngineConfig.DEFAULT.withSlotSize(fabric.preferredSlotSize())));
         } catch (IOException | RuntimeException e) {
             fabric.close();
             throw e;

@@ -147,6 +147,16 @@ public final class ShmFabric implements Fabric {
         return ShmFabricProvider.NAME;
     }
 
+    /**
+     * 64 KiB. Slot memory is pages of files under the shm directory, backed only where a frame was written, so a
+     * connection of small messages costs the pages it touches; a stream moves four times fewer frames than with
+     * 16 KiB slots (measured: 1 MiB writes between two JVMs went from about 7 to about 16 GB/s).
+     */
+    @Override
+    public int preferredSlotSize() {
+        return 65536;
+    }
+
     /** The shm directory of this fabric. */
     public Path directory() {
         return dir;

@@ -80,6 +80,13 @@ class ShmInProcessTest {
     }
 
     @Test
+    void prefersLargeSlotsBecauseItsMemoryIsBackedOnlyWhereWritten() throws IOException {
+        try (ShmFabric fabric = ShmTestSupport.open(dir)) {
+            assertEquals(65536, fabric.preferredSlotSize());
+        }
+    }
+
+    @Test
     void acceptCarriesPrivateDataBothWays() throws IOException {
         try (ShmPair pair = new ShmPair(dir, 8)) {
             CmEvent request = pair.request(ascii("hello"));
