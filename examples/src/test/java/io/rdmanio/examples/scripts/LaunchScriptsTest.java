@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.rdmanio.examples.agent.AgentJvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -21,14 +22,14 @@ class LaunchScriptsTest {
     @TempDir
     Path dir;
 
-    private String run(String script) throws Exception {
+    private String run(String script, String... args) throws Exception {
         Path agent = AgentJvm.agentJar();
         Path root = agent.getParent().getParent().getParent();
         Path file = root.resolve("examples").resolve("bin").resolve(script);
         Assumptions.assumeTrue(Files.isDirectory(root.resolve("examples/target/lib")),
                 "needs examples/target/lib: built by 'mvn -B package'");
         Path out = dir.resolve(script + ".out");
-        ProcessBuilder pb = new ProcessBuilder(List.of("bash", file.toString())).directory(root.toFile())
+        ProcessBuilder pb = new ProcessBuilder(command(file, args)).directory(root.toFile())
                 .redirectErrorStream(true).redirectOutput(out.toFile());
         // The scripts use the java on PATH: make it this test's.
         pb.environment().put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + System.getenv("PATH"));
@@ -40,6 +41,26 @@ class LaunchScriptsTest {
         String output = Files.readString(out);
         assertEquals(0, p.exitValue(), output);
         return output;
+    }
+
+    private static List<String> command(Path script, String... args) {
+        List<String> command = new ArrayList<>(List.of("bash", script.toString()));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    @Test
+    void shmVersusTcpMeasuresBothAndCarriesTheSecondRunOnShm() throws Exception {
+        String out = run("shm-vs-tcp.sh", "0.3");
+        // Every echo was checked byte for byte and every streamed byte counted by the server, or the client
+        // would have exited 1 and the script with it.
+        assertTrue(out.contains("client: fabric 3, TCP 0; server: fabric 3, TCP 0"), out);
+        Matcher rtt = Pattern.compile("64 B round trip, median +([0-9.]+) us +([0-9.]+) us +([0-9.]+)x").matcher(out);
+        Matcher stream = Pattern.compile("stream, 1 MiB writes +(\\d+) MB/s +(\\d+) MB/s +([0-9.]+)x").matcher(out);
+        assertTrue(rtt.find() && stream.find(), out);
+        for (Matcher m : new Matcher[] {rtt, stream}) {
+            assertTrue(Double.parseDouble(m.group(1)) > 0 && Double.parseDouble(m.group(2)) > 0, out);
+        }
     }
 
     @Test
