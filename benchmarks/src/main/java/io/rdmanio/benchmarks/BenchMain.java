@@ -26,10 +26,11 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * the table with ratios to TCP.
  *
  * <pre>
- * BenchMain --quick [--results DIR]      a few minutes: 64 B and 4 KiB round trips, a 1 MiB stream, a 10 s connection test
+ * BenchMain --quick [--results DIR]      a few minutes: 64 B and 4 KiB round trips, a 1 MiB stream, a 10 s connection
+ *                                        test, 3 s of idle CPU
  * BenchMain [--results DIR]              everything; JMH JSON per benchmark and transport under DIR
  * BenchMain --only G1,G2 [--results DIR]  only those groups (RoundTripBench, StreamBench, ConnectBench,
- *                                        ManyConnectionsBench, ConnectionTest), full settings
+ *                                        ManyConnectionsBench, ConnectionTest, IdleCpu), full settings
  * BenchMain --profile [--results DIR]    the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
  * </pre>
  *
@@ -108,7 +109,7 @@ public final class BenchMain {
 
     private void runQuick() throws Exception {
         List<Transport> three = transports.stream().filter(t -> t != Transport.DISNI).toList();
-        int steps = three.size() * 2 + 1;
+        int steps = three.size() * 2 + 2;
         int step = 0;
         for (Transport t : three) {
             run(++step, steps, "RoundTripBench", t, Map.of("size", new String[] {"64", "4096"},
@@ -120,8 +121,11 @@ public final class BenchMain {
         System.out.printf(Locale.ROOT, "[%d/%d] connection test, 10 s per transport (%.0f s so far)%n", ++step,
                 steps, elapsed());
         List<ConnectionTest.Result> conn = ConnectionTest.orchestrate(three, 10, 8);
+        System.out.printf(Locale.ROOT, "[%d/%d] idle CPU, 3 s per transport (%.0f s so far)%n", ++step, steps,
+                elapsed());
+        List<IdleCpu.Result> idle = IdleCpu.orchestrate(three, 3);
         String report = tables() + "\nconnection test (1 KiB, 8 in flight, ringDepth=2, 4 KiB socket buffers, 10 s)\n"
-                + ConnectionTest.table(conn);
+                + ConnectionTest.table(conn) + idleHeading(3) + IdleCpu.table(idle);
         System.out.println();
         System.out.print(report);
         System.out.printf(Locale.ROOT, "%ntotal %.0f s%n", elapsed());
@@ -135,7 +139,8 @@ public final class BenchMain {
         if (only != null) {
             groups.retainAll(only);
         }
-        int steps = transports.size() * groups.size() + (connectionTest ? 1 : 0);
+        boolean idleCpu = only == null || only.contains("IdleCpu");
+        int steps = transports.size() * groups.size() + (connectionTest ? 1 : 0) + (idleCpu ? 1 : 0);
         int step = 0;
         for (String group : groups) {
             for (Transport t : transports) {
@@ -152,6 +157,14 @@ public final class BenchMain {
             report += "\nconnection test (1 KiB, 8 in flight, ringDepth=2, 4 KiB socket buffers, " + seconds + " s)\n"
                     + ConnectionTest.table(conn);
         }
+        if (idleCpu) {
+            int seconds = 5;
+            System.out.printf(Locale.ROOT, "[%d/%d] idle CPU, %d s per transport (%.0f s so far)%n", ++step, steps,
+                    seconds, elapsed());
+            List<IdleCpu.Result> idle = IdleCpu.orchestrate(transports, seconds);
+            Files.writeString(results.resolve("IdleCpu.json"), IdleCpu.json(idle, seconds));
+            report += idleHeading(seconds) + IdleCpu.table(idle);
+        }
         System.out.println();
         System.out.print(report);
         System.out.printf(Locale.ROOT, "%ntotal %.0f s%n", elapsed());
@@ -160,6 +173,11 @@ public final class BenchMain {
     }
 
     /** JMH's stack profiler on the shm hot paths: the 64 B selector round trip and the 1 MiB stream. */
+    private static String idleHeading(int seconds) {
+        return "\nidle CPU (" + IdleCpu.CONNECTIONS + " quiet connections in a blocked select, one blocked read, "
+                + seconds + " s)\n";
+    }
+
     private void profile() throws RunnerException {
         profileOne("RoundTripBench", Map.of("size", new String[] {"64"}, "io", new String[] {"selector"}),
                 "profile-shm-roundtrip.txt");
