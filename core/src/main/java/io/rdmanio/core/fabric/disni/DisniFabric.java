@@ -69,6 +69,24 @@ public final class DisniFabric implements Fabric {
         return verbs.receiverNotReadyCount();
     }
 
+    /**
+     * Whether a blocked select can wait on the completion channel itself (each completion queue's
+     * {@link CompletionQueue#wakeupChannel()}); {@code false} when libdisni lacks rdmanio's natives or
+     * {@code sun.nio.ch} is not exported to the fabric, and every wakeup goes through the completion thread.
+     */
+    public boolean hasWakeupChannel() {
+        return verbs.hasWakeupChannel();
+    }
+
+    /**
+     * Times the completion thread left its park to wait on the device: for relayed notifications (queues armed
+     * without a watcher of the wakeup channel) and connection setup. A select that watches the wakeup channel
+     * never adds to it.
+     */
+    public long completionThreadWakeups() {
+        return verbs.completionThreadWakeups();
+    }
+
     @Override
     public MemoryRegion register(ByteBuffer buffer, int access) throws IOException {
         return verbs.register(buffer, access);
