@@ -70,7 +70,9 @@ final class RdmaSelector extends AbstractSelector {
     // -- selector thread (under this selector's lock)
     private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
     private final ArrayList<Engine> engines = new ArrayList<>();
-    /** Per engine (same index): its wakeup channels as last registered in the inner selector. */
+    /** Per engine (same index): its wakeup channel list as last seen, compared by reference. */
+    private final ArrayList<List<SelectableChannel>> seen = new ArrayList<>();
+    /** Per engine (same index): the seen list if all its channels are registered in the inner selector, else empty. */
     private final ArrayList<List<SelectableChannel>> watched = new ArrayList<>();
     /** The wakeup channels' keys in the inner selector. */
     private final IdentityHashMap<SelectableChannel, SelectionKey> wakeupKeys = new IdentityHashMap<>();
@@ -267,7 +269,7 @@ final class RdmaSelector extends AbstractSelector {
     private boolean armEngines() {
         for (int i = 0; i < engines.size(); i++) {
             Engine e = engines.get(i);
-            if (e.wakeupChannels() != watched.get(i)) {
+            if (e.wakeupChannels() != seen.get(i)) {
                 watchWakeupChannels();
             }
             if (!e.arm(innerWakeup, watched.get(i))) {
@@ -280,6 +282,7 @@ final class RdmaSelector extends AbstractSelector {
     private void addEngine(Engine e) {
         if (!engines.contains(e)) {
             engines.add(e);
+            seen.add(List.of());
             watched.add(List.of());
         }
     }
@@ -309,6 +312,7 @@ final class RdmaSelector extends AbstractSelector {
                     all = false;
                 }
             }
+            seen.set(i, channels);
             watched.set(i, all ? channels : List.of());
         }
         for (Iterator<java.util.Map.Entry<SelectableChannel, SelectionKey>> it = wakeupKeys.entrySet().iterator();
@@ -580,6 +584,7 @@ final class RdmaSelector extends AbstractSelector {
                 selectedKeys.clear();
                 candidates.clear();
                 engines.clear();
+                seen.clear();
                 watched.clear();
                 wakeupKeys.clear();
                 inner.close();
