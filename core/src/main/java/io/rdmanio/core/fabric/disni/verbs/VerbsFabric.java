@@ -137,6 +137,7 @@ final class VerbsFabric implements DisniVerbs {
         this.rnrRetry = intSetting(settings, "disni.rnrRetry", 3, 0, 7);
         this.timeoutMillis = intSetting(settings, "disni.timeoutMillis", 2000, 1, 600_000);
         int cqEntries = intSetting(settings, "disni.cqEntries", 65536, 256, 1 << 24);
+        boolean offerWakeupChannel = booleanSetting(settings, "disni.wakeupChannel", true);
 
         RdmaEventChannel channel = RdmaEventChannel.createEventChannel();
         this.idMap = lockIdMap(channel);
@@ -187,7 +188,12 @@ final class VerbsFabric implements DisniVerbs {
             this.pollCall = deviceCq.poll(wcs, wcs.length);
             this.notifyCall = deviceCq.reqNotification(false);
             this.maxInline = probeInline();
-            this.wakeupChannel = openWakeupChannel(completionChannel);
+            if (offerWakeupChannel) {
+                this.wakeupChannel = openWakeupChannel(completionChannel);
+            } else {
+                LOG.debug("rdmanio.disni.wakeupChannel=false: blocked selects are woken by the completion thread");
+                this.wakeupChannel = null;
+            }
         } catch (IOException | RuntimeException e) {
             destroyQuietly(channel, device, protection, completionChannel, deviceCq);
             throw e;
@@ -297,6 +303,22 @@ final class VerbsFabric implements DisniVerbs {
     static VerbsFabric open(InetAddress deviceAddress, Map<String, String> settings) throws IOException {
         return new VerbsFabric(Objects.requireNonNull(deviceAddress, "deviceAddress"),
             settings == null ? Map.of() : settings);
+    }
+
+    private static boolean booleanSetting(Map<String, String> settings, String key, boolean dflt)
+        throws IOException {
+        String v = settings.get(key);
+        if (v == null || v.isBlank()) {
+            return dflt;
+        }
+        switch (v.trim()) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IOException("rdmanio." + key + " must be true or false: '" + v + "'");
+        }
     }
 
     private static int intSetting(Map<String, String> settings, String key, int dflt, int min, int max)
