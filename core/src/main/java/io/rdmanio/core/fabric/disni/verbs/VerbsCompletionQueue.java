@@ -95,7 +95,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
     public int poll(Completions out) throws IOException {
         synchronized (fabric.cqLock) {
             ensureUsable();
-            fabric.drainLocked();
+            fabric.drainLocked(false);
             ensureUsable();
             int n = Math.min(count, out.capacity());
             for (int k = 0; k < n; k++) {
@@ -131,7 +131,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
         boolean relay = !watched || fabric.wakeupChannel() == null;
         synchronized (fabric.cqLock) {
             ensureUsable();
-            fabric.drainLocked();
+            fabric.drainLocked(true);
             if (count > 0 || overrun) {
                 if (notifier != null) {
                     notifier = null;

@@ -591,19 +591,24 @@ final class VerbsFabric implements DisniVerbs {
     // Completions.
 
     /**
-     * Moves every completion from the device queue to its SPI queue or setup handler. First consumes the
-     * completion channel's event if one may be pending (the readiness a waiter's selector saw), and afterwards
-     * re-arms the device while a queue is armed or a connection is in setup.
+     * Moves every completion from the device queue to its SPI queue or setup handler, then consumes the completion
+     * channel's event (the readiness a waiter's selector saw) and re-arms the device while a queue is armed or a
+     * connection is in setup.
+     *
+     * <p>The event is looked for (a non-blocking read, one system call) only while the device is armed and only
+     * when completions came, or when {@code waiting}: a caller about to wait (arming) or the completion thread. A
+     * poll that finds nothing thus costs no system call, even while another thread waits armed; an event written
+     * just after its completion was polled stays readable until the woken waiter arms again, which consumes it.
      */
-    void drainLocked() throws IOException {
+    void drainLocked(boolean waiting) throws IOException {
         assert Thread.holdsLock(cqLock);
         if (broken) {
             throw new FabricException("the device completion queue failed");
         }
-        if (deviceArmed && compChannel.getCqEvent(cq, 0)) {
+        int n = pollDeviceLocked();
+        if (deviceArmed && (waiting || n > 0) && compChannel.getCqEvent(cq, 0)) {
             eventConsumedLocked();
         }
-        pollDeviceLocked();
         if (!deviceArmed && (armedQueues > 0 || setups.get() > 0)) {
             armDeviceLocked();
         }
@@ -635,7 +640,9 @@ final class VerbsFabric implements DisniVerbs {
         cq.ackEvents(1);
     }
 
-    private void pollDeviceLocked() throws IOException {
+    /** Moves what the device queue holds; returns how many completions that was. */
+    private int pollDeviceLocked() throws IOException {
+        int total = 0;
         for (;;) {
             int n;
             try {
@@ -651,8 +658,9 @@ final class VerbsFabric implements DisniVerbs {
             for (int i = 0; i < n; i++) {
                 dispatch(wcs[i]);
             }
+            total += n;
             if (n < wcs.length) {
-                return;
+                return total;
             }
         }
     }
@@ -742,14 +750,14 @@ final class VerbsFabric implements DisniVerbs {
                     completionThreadWakeups.incrementAndGet();
                 }
                 synchronized (cqLock) {
-                    drainLocked();
+                    drainLocked(true);
                     ensureDeviceArmedLocked();
                 }
                 if (compChannel.getCqEvent(cq, WAIT_SLICE_MILLIS)) {
                     synchronized (cqLock) {
                         // Taken outside the lock: until now drains believed the device armed, and re-armed nothing.
                         eventConsumedLocked();
-                        drainLocked();
+                        drainLocked(true);
                     }
                 }
             }
