@@ -71,4 +71,13 @@ DISNI_HIDDEN extern const int disni_cm_method_count;
 DISNI_HIDDEN extern const JNINativeMethod disni_verbs_methods[];
 DISNI_HIDDEN extern const int disni_verbs_method_count;
 
+/*
+ * rdmanio's own natives (class io.rdmanio.core.fabric.disni.verbs.VerbsNatives), bound in
+ * JNI_OnLoad only when the class is visible to the loader loading the library; a plain
+ * DiSNI user never sees them.
+ */
+#define DISNI_RDMANIO_CLASS "io/rdmanio/core/fabric/disni/verbs/VerbsNatives"
+DISNI_HIDDEN extern const JNINativeMethod disni_rdmanio_methods[];
+DISNI_HIDDEN extern const int disni_rdmanio_method_count;
+
 #endif

@@ -64,6 +64,25 @@ static jclass global_class(JNIEnv *env, const char *name)
     return global;
 }
 
+/*
+ * Binds rdmanio's own natives when their class is visible to the loader loading this
+ * library (FindClass in JNI_OnLoad uses that loader). Optional: whatever goes wrong here
+ * is cleared and leaves DiSNI's natives bound; the Java side then falls back.
+ */
+static void register_rdmanio(JNIEnv *env)
+{
+    jclass natives = (*env)->FindClass(env, DISNI_RDMANIO_CLASS);
+
+    if (natives == NULL) {
+        (*env)->ExceptionClear(env);
+        return;
+    }
+    if ((*env)->RegisterNatives(env, natives, disni_rdmanio_methods, disni_rdmanio_method_count) != JNI_OK) {
+        (*env)->ExceptionClear(env);
+    }
+    (*env)->DeleteLocalRef(env, natives);
+}
+
 __attribute__((visibility("default"))) JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 {
     JNIEnv *env;
@@ -86,6 +105,7 @@ __attribute__((visibility("default"))) JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM 
         != JNI_OK) {
         goto fail;
     }
+    register_rdmanio(env);
     return JNI_VERSION_1_8;
 
 fail:

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * Receive requests, scatter/gather entries and work completions are written (or read) by
@@ -462,6 +463,33 @@ static jint JNICALL version(JNIEnv *env, jobject self)
     (void)self;
     return DISNI_JNI_VERSION;
 }
+
+/*
+ * rdmanio's own call (VerbsNatives.dupCompChannel0): makes target_fd, a descriptor the
+ * caller owns (the read end of a JDK pipe), refer to the completion channel's open file,
+ * so that a JDK selector can wait on the channel. The old file behind target_fd is closed
+ * by dup3 atomically; the duplicate is closed by its owner, the channel by
+ * ibv_destroy_comp_channel, independently of each other.
+ */
+static jint JNICALL dup_comp_channel(JNIEnv *env, jclass clazz, jlong channel_handle, jint target_fd)
+{
+    struct ibv_comp_channel *channel = disni_ptr(channel_handle);
+
+    (void)env;
+    (void)clazz;
+    if (channel == NULL || target_fd < 0 || target_fd == channel->fd) {
+        return -EINVAL;
+    }
+    if (dup3(channel->fd, target_fd, O_CLOEXEC) < 0) {
+        return -errno;
+    }
+    return 0;
+}
+
+const JNINativeMethod disni_rdmanio_methods[] = {
+    {"dupCompChannel0", "(JI)I", (void *)dup_comp_channel},
+};
+const int disni_rdmanio_method_count = (int)(sizeof(disni_rdmanio_methods) / sizeof(disni_rdmanio_methods[0]));
 
 const JNINativeMethod disni_verbs_methods[] = {
     {"_allocPd", "(J)J", (void *)alloc_pd},

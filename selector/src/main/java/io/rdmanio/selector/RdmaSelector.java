@@ -17,7 +17,9 @@ import java.nio.channels.spi.AbstractSelector;
 import java.util.AbstractSet;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,11 +39,18 @@ import org.slf4j.LoggerFactory;
  * {@link #wakeup()}, registration, cancellation and interest changes work from any thread: they reach the
  * selecting thread through a lock-free stack of keys (fabric readiness changes use the same stack) and take
  * effect by the next select. Never block while holding the selector's lock except in the inner select.
+ *
+ * <p>Blocking: after the engines' spin budget the selector arms every engine and blocks in the inner select. An
+ * engine's wakeup channels (a disni fabric's completion channel, as a JDK channel) are registered in the inner
+ * selector, so a completion wakes it directly; engines without one run the notifier, which wakes the inner
+ * selector. The wakeup channels' keys carry {@link #WAKEUP} and never reach the application.
  */
 final class RdmaSelector extends AbstractSelector {
 
     private static final Logger LOG = LoggerFactory.getLogger(RdmaSelector.class);
     private static final Method KILL = killMethod();
+    /** The attachment of an engine's wakeup channel in the inner selector. */
+    private static final Object WAKEUP = new Object();
 
     private final Selector inner;
     private final Notifier innerWakeup;
@@ -62,6 +71,12 @@ final class RdmaSelector extends AbstractSelector {
     // -- selector thread (under this selector's lock)
     private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
     private final ArrayList<Engine> engines = new ArrayList<>();
+    /** Per engine (same index): its wakeup channel list as last seen, compared by reference. */
+    private final ArrayList<List<SelectableChannel>> seen = new ArrayList<>();
+    /** Per engine (same index): the seen list if all its channels are registered in the inner selector, else empty. */
+    private final ArrayList<List<SelectableChannel>> watched = new ArrayList<>();
+    /** The wakeup channels' keys in the inner selector. */
+    private final IdentityHashMap<SelectableChannel, SelectionKey> wakeupKeys = new IdentityHashMap<>();
     private boolean inSelect;
     /** Counts collection passes, so that a select action sees each key at most once per pass. */
     private long pass;
@@ -71,7 +86,14 @@ final class RdmaSelector extends AbstractSelector {
     RdmaSelector(RdmaSelectorProvider provider) throws IOException {
         super(provider);
         this.inner = provider.jdk().openSelector();
-        this.innerWakeup = inner::wakeup;
+        // Only while the selecting thread may block: otherwise it progresses every engine before it blocks again,
+        // and a wakeup would only cost a write now and an early return later (the notifier also runs on this
+        // very thread when its progress takes a completion that woke it through a wakeup channel).
+        this.innerWakeup = () -> {
+            if (blocking) {
+                inner.wakeup();
+            }
+        };
     }
 
     private RdmaSelectorProvider rdmaProvider() {
@@ -248,11 +270,61 @@ final class RdmaSelector extends AbstractSelector {
     /** Arms every engine in use; {@code false} if one already has work (poll again instead of blocking). */
     private boolean armEngines() {
         for (int i = 0; i < engines.size(); i++) {
-            if (!engines.get(i).arm(innerWakeup)) {
+            Engine e = engines.get(i);
+            if (e.wakeupChannels() != seen.get(i)) {
+                watchWakeupChannels();
+            }
+            if (!e.arm(innerWakeup, watched.get(i))) {
                 return false;
             }
         }
         return true;
+    }
+
+    private void addEngine(Engine e) {
+        if (!engines.contains(e)) {
+            engines.add(e);
+            seen.add(List.of());
+            watched.add(List.of());
+        }
+    }
+
+    /**
+     * Registers the engines' current wakeup channels in the inner selector and cancels the keys of channels no
+     * engine offers any more (an engine closed). An engine whose channels could not all be registered is armed as
+     * if it had none.
+     */
+    private void watchWakeupChannels() {
+        IdentityHashMap<SelectableChannel, Boolean> wanted = new IdentityHashMap<>();
+        for (int i = 0; i < engines.size(); i++) {
+            List<SelectableChannel> channels = engines.get(i).wakeupChannels();
+            boolean all = true;
+            for (SelectableChannel ch : channels) {
+                wanted.put(ch, Boolean.TRUE);
+                SelectionKey ik = wakeupKeys.get(ch);
+                if (ik != null && ik.isValid()) {
+                    continue;
+                }
+                try {
+                    wakeupKeys.put(ch, ch.register(inner, SelectionKey.OP_READ, WAKEUP));
+                } catch (ClosedChannelException | CancelledKeyException | IllegalArgumentException
+                         | java.nio.channels.IllegalBlockingModeException e) {
+                    // Closed with its fabric, or its old key not yet deregistered: the notifier wakes this time.
+                    wakeupKeys.remove(ch);
+                    all = false;
+                }
+            }
+            seen.set(i, channels);
+            watched.set(i, all ? channels : List.of());
+        }
+        for (Iterator<java.util.Map.Entry<SelectableChannel, SelectionKey>> it = wakeupKeys.entrySet().iterator();
+             it.hasNext(); ) {
+            java.util.Map.Entry<SelectableChannel, SelectionKey> entry = it.next();
+            if (!wanted.containsKey(entry.getKey())) {
+                entry.getValue().cancel();
+                it.remove();
+            }
+        }
     }
 
     private void progressEngines() {
@@ -317,10 +389,7 @@ final class RdmaSelector extends AbstractSelector {
             if (route == RoutedChannel.ROUTE_FABRIC) {
                 rc.addFabricListener(k);
                 k.bound = RdmaSelectionKey.BOUND_FABRIC;
-                Engine e = rc.fabricEngine();
-                if (!engines.contains(e)) {
-                    engines.add(e);
-                }
+                addEngine(rc.fabricEngine());
                 return;
             }
             if (route != RoutedChannel.ROUTE_DELEGATE && route != RoutedChannel.ROUTE_BOTH) {
@@ -340,10 +409,7 @@ final class RdmaSelector extends AbstractSelector {
         if (both) {
             RoutedChannel rc = (RoutedChannel) ch;
             rc.addFabricListener(k);
-            Engine e = rc.fabricEngine();
-            if (!engines.contains(e)) {
-                engines.add(e);
-            }
+            addEngine(rc.fabricEngine());
         }
     }
 
@@ -391,6 +457,10 @@ final class RdmaSelector extends AbstractSelector {
         for (Iterator<SelectionKey> it = ready.iterator(); it.hasNext(); ) {
             SelectionKey ik = it.next();
             it.remove();
+            if (ik.attachment() == WAKEUP) {
+                // A completion: the engines' progress at the top of the select loop took it.
+                continue;
+            }
             RdmaSelectionKey k = (RdmaSelectionKey) ik.attachment();
             if (!k.isValid() || !ik.isValid()) {
                 continue;
@@ -516,6 +586,9 @@ final class RdmaSelector extends AbstractSelector {
                 selectedKeys.clear();
                 candidates.clear();
                 engines.clear();
+                seen.clear();
+                watched.clear();
+                wakeupKeys.clear();
                 inner.close();
             }
         }

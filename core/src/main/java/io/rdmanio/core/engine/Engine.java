@@ -3,6 +3,8 @@ package io.rdmanio.core.engine;
 import io.rdmanio.core.fabric.Notifier;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.channels.SelectableChannel;
+import java.util.List;
 
 /**
  * The connection engine over one fabric: its registered buffer pool, completion queue and event channel.
@@ -44,6 +46,31 @@ public interface Engine extends AutoCloseable {
      * @return {@code false} if work is already pending (call {@link #progress()} instead of blocking)
      */
     boolean arm(Notifier notifier);
+
+    /**
+     * The JDK channels (of the JDK's default provider) a blocked select may watch instead of relying on a fabric
+     * thread to run its notifier: each becomes readable when a completion arrives while the engine is armed. Empty
+     * when the fabric has none (loopback, shm) or the engine is closed. The list is immutable; it is replaced (a
+     * new list) when the engine's channels change, so a caller can compare it by reference. A caller registers them
+     * for {@code OP_READ} in its own JDK selector, never reads, configures or closes them, and after a wakeup calls
+     * {@link #progress()} (which consumes the readiness) before it blocks again.
+     */
+    default List<SelectableChannel> wakeupChannels() {
+        return List.of();
+    }
+
+    /**
+     * {@link #arm(Notifier)} for a caller that watches the channels in {@code watched} (a list it had from
+     * {@link #wakeupChannels()}) while it blocks: queues whose channel is among them are armed without a fabric
+     * thread relaying their completions, the rest as {@link #arm(Notifier)} arms them. The notifier may still run
+     * (a completion taken by another thread's progress consumes the readiness), so it must be as in
+     * {@link #arm(Notifier)}.
+     *
+     * @return {@code false} if work is already pending (call {@link #progress()} instead of blocking)
+     */
+    default boolean arm(Notifier notifier, List<SelectableChannel> watched) {
+        return arm(notifier);
+    }
 
     /** How long a blocking wait spins, calling {@link #progress()}, before it arms and blocks. */
     long spinNanos();

@@ -13,6 +13,7 @@ import io.rdmanio.core.protocol.HandshakeDescriptor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectableChannel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -66,6 +67,8 @@ final class FabricEngine implements Engine {
     private volatile IntObjectHashMap<FabricConnection> byQp = new IntObjectHashMap<>();
     private final List<CqBudget> cqBudgets = new ArrayList<>();
     private volatile CompletionQueue[] cqs = new CompletionQueue[0];
+    /** The distinct wakeup channels of {@link #cqs}, replaced with it. */
+    private volatile List<SelectableChannel> wakeupChannels = List.of();
     private final List<FabricConnection> connections = new ArrayList<>();
     private final List<FabricListener> listeners = new ArrayList<>();
     private volatile boolean closed;
@@ -186,6 +189,12 @@ final class FabricEngine implements Engine {
                 next[i] = cqBudgets.get(i).cq;
             }
             cqs = next;
+            SelectableChannel w = b.cq.wakeupChannel();
+            if (w != null && !wakeupChannels.contains(w)) {
+                ArrayList<SelectableChannel> channels = new ArrayList<>(wakeupChannels);
+                channels.add(w);
+                wakeupChannels = List.copyOf(channels);
+            }
             return b.cq;
         }
     }
@@ -398,7 +407,17 @@ final class FabricEngine implements Engine {
     // Waiting.
 
     @Override
+    public List<SelectableChannel> wakeupChannels() {
+        return closed ? List.of() : wakeupChannels;
+    }
+
+    @Override
     public boolean arm(Notifier notifier) {
+        return arm(notifier, List.of());
+    }
+
+    @Override
+    public boolean arm(Notifier notifier, List<SelectableChannel> watched) {
         if (closed) {
             return false;
         }
@@ -409,7 +428,8 @@ final class FabricEngine implements Engine {
         }
         try {
             for (CompletionQueue cq : cqs) {
-                cq.requestNotify(fabricNotifier);
+                SelectableChannel w = watched.isEmpty() ? null : cq.wakeupChannel();
+                cq.requestNotify(fabricNotifier, w != null && watched.contains(w));
             }
             events.requestNotify(fabricNotifier);
         } catch (IOException e) {

@@ -1,6 +1,7 @@
 package io.rdmanio.core.fabric;
 
 import java.io.IOException;
+import java.nio.channels.SelectableChannel;
 
 /**
  * A completion queue, shared by any number of queue pairs.
@@ -23,6 +24,35 @@ public interface CompletionQueue extends AutoCloseable {
      * {@code notifier} once. Arming again before it fired replaces the notifier.
      */
     void requestNotify(Notifier notifier) throws IOException;
+
+    /**
+     * A channel of the JDK's default provider that a waiting thread may register for {@code OP_READ} in its own
+     * JDK selector, so that a completion wakes that selector directly instead of through a fabric thread;
+     * {@code null} when the fabric has none (the notifier is then the only wakeup).
+     *
+     * <p>The contract: while this queue is armed, a completion added to it makes the channel readable (or runs
+     * the notifier, see {@link #requestNotify(Notifier, boolean)}). Readiness is level-triggered and belongs to the
+     * fabric: {@link #poll} and {@link #requestNotify} consume it, so a thread woken by it must poll (or re-arm)
+     * before it blocks again. Readiness may be spurious, and may be shared by every queue of the fabric. The caller
+     * must never read, write, configure or close the channel; the fabric closes it when it closes. The same
+     * channel may be registered in any number of selectors.
+     */
+    default SelectableChannel wakeupChannel() {
+        return null;
+    }
+
+    /**
+     * Arms the queue as {@link #requestNotify(Notifier)} does, for a caller that, while it waits, also watches
+     * {@link #wakeupChannel()} in its own selector when {@code watched} is true. The fabric then need not run a
+     * thread of its own to deliver this notification: the channel's readiness wakes the caller. The notifier still
+     * runs (once) when a completion reaches this queue through someone else's poll, which may consume the
+     * readiness before the caller's selector sees it; it may also run on the caller's own thread inside
+     * {@link #poll}. Arming without {@code watched} while armed with it (or the reverse) keeps the stronger
+     * promise until the notifier runs.
+     */
+    default void requestNotify(Notifier notifier, boolean watched) throws IOException {
+        requestNotify(notifier);
+    }
 
     @Override
     void close();

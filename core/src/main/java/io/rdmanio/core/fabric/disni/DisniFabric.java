@@ -20,8 +20,13 @@ import java.nio.ByteBuffer;
  *   <li><b>Completion queues.</b> Every queue pair reports to one device completion queue with a completion
  *       channel; each SPI completion queue is a ring fed from it. A work request's id on the wire names its queue
  *       pair, direction and position, so completions (error and flush completions too) go to the right ring and
- *       free the right number of send slots. Arming a queue arms the device queue; one fabric thread waits on the
- *       completion channel only while some queue is armed or a connection is being set up.</li>
+ *       free the right number of send slots. Arming a queue arms the device queue, and every poll first consumes the
+ *       completion channel's event (non-blocking) and re-arms while a queue is still armed.</li>
+ *   <li><b>Waiting.</b> The completion channel is offered as a JDK channel ({@link CompletionQueue#wakeupChannel()}):
+ *       a selector that registers it is woken by the device's event itself, and arms its queues as watched. The
+ *       fabric's completion thread waits on the channel only while a queue is armed without a watcher (a thread
+ *       blocked in a channel operation) or a connection is being set up; otherwise it is parked. An armed queue's
+ *       notifier still runs when another thread's poll takes its completion (and the event) first.</li>
  *   <li><b>Connection setup.</b> DiSNI 2.1 lets Java send connect private data but never read any, and has no
  *       reject. So the private data travels in-band: the active side's queue pair holds one fabric receive
  *       before any of the engine's, and once rdma_cm connects it sends a setup message with the connect's private
@@ -39,7 +44,8 @@ import java.nio.ByteBuffer;
  * </ul>
  *
  * <p>Thread-safe, as the SPI requires. The fabric runs two threads of its own: one reads connection-manager events
- * (blocked in the kernel), one waits for completions while armed (parked otherwise).
+ * (blocked in the kernel), one waits for completions for queues armed without a watcher and for connection setup
+ * (parked otherwise).
  */
 public final class DisniFabric implements Fabric {
 
@@ -67,6 +73,24 @@ public final class DisniFabric implements Fabric {
     /** Sends and writes that failed because no receive was posted at the peer (RNR_RETRY_EXC_ERR). */
     public long receiverNotReadyCount() {
         return verbs.receiverNotReadyCount();
+    }
+
+    /**
+     * Whether a blocked select can wait on the completion channel itself (each completion queue's
+     * {@link CompletionQueue#wakeupChannel()}); {@code false} when libdisni lacks rdmanio's natives or
+     * {@code sun.nio.ch} is not exported to the fabric, and every wakeup goes through the completion thread.
+     */
+    public boolean hasWakeupChannel() {
+        return verbs.hasWakeupChannel();
+    }
+
+    /**
+     * Times the completion thread left its park to wait on the device: for relayed notifications (queues armed
+     * without a watcher of the wakeup channel) and connection setup. A select that watches the wakeup channel
+     * never adds to it.
+     */
+    public long completionThreadWakeups() {
+        return verbs.completionThreadWakeups();
     }
 
     @Override

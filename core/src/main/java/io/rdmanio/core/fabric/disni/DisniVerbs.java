@@ -14,4 +14,10 @@ public interface DisniVerbs extends Fabric {
 
     /** Work requests that failed with RNR_RETRY_EXC_ERR: sends that found no receive posted. */
     long receiverNotReadyCount();
+
+    /** Whether completion queues offer a {@link io.rdmanio.core.fabric.CompletionQueue#wakeupChannel()}. */
+    boolean hasWakeupChannel();
+
+    /** Times the fabric's completion thread left its park to wait on the device for notifiers or setup. */
+    long completionThreadWakeups();
 }

@@ -25,6 +25,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -387,6 +388,64 @@ class DisniFabricTest {
                 }
                 Thread.onSpinWait();
             }
+        }
+    }
+
+    /**
+     * A queue armed for a watcher of its wakeup channel wakes that watcher's own JDK selector when a completion
+     * arrives; the fabric's completion thread stays parked, and the poll after the wakeup consumes the readiness.
+     */
+    @Test
+    void aWatchedQueueWakesItsWatchersSelectorWhileTheCompletionThreadStaysParked() throws Exception {
+        assertTrue(fabric.hasWakeupChannel(), "the fabric has no wakeup channel (see its debug log for why)");
+        try (Link link = new Link(); java.nio.channels.Selector selector = java.nio.channels.Selector.open()) {
+            java.nio.channels.SelectableChannel wakeup = link.accepted.cq.wakeupChannel();
+            org.junit.jupiter.api.Assertions.assertNotNull(wakeup);
+            assertSame(wakeup, link.client.cq.wakeupChannel(), "one completion channel serves every queue");
+            assertFalse(wakeup.isBlocking());
+            wakeup.register(selector, java.nio.channels.SelectionKey.OP_READ);
+            Thread cq = completionThread();
+            awaitParked(cq);
+            long wakeups = fabric.completionThreadWakeups();
+
+            java.util.concurrent.atomic.AtomicInteger fired = new java.util.concurrent.atomic.AtomicInteger();
+            link.accepted.cq.requestNotify(fired::incrementAndGet, true);
+            fill(link.client.send, 0, 1000, 5);
+            link.client.qp.postSend(7, link.client.send, 0, 1000, 0);
+            // Nothing polls before the select: the event stays pending (level-triggered) however early it came.
+            assertEquals(1, selector.select(TimeUnit.NANOSECONDS.toMillis(Rdma.TIMEOUT_NANOS)),
+                "the completion did not make the wakeup channel readable");
+            selector.selectedKeys().clear();
+            assertEquals(0, fired.get(), "the notifier ran although nobody polled");
+            Completions got = new Completions(4);
+            assertEquals(1, link.accepted.cq.poll(got));
+            assertEquals(Completions.SUCCESS, got.status[0], Completions.statusName(got.status[0]));
+            assertEquals(1000, got.byteLen[0]);
+            check(link.accepted.recv, (int) got.wrId[0] * SLOT, 1000, 5);
+            assertEquals(1, fired.get(), "the armed queue's notifier runs once, in the poll that took the completion");
+            assertEquals(wakeups, fabric.completionThreadWakeups(), "the completion thread woke for a watched queue");
+            assertEquals(Thread.State.WAITING, cq.getState());
+            // The poll consumed the readiness: nothing is left to wake the selector.
+            assertEquals(0, selector.selectNow());
+        }
+    }
+
+    static Thread completionThread() {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("rdmanio-disni-cq")) {
+                return t;
+            }
+        }
+        throw new AssertionError("the fabric's completion thread is not running");
+    }
+
+    static void awaitParked(Thread t) {
+        long deadline = System.nanoTime() + Rdma.TIMEOUT_NANOS;
+        while (t.getState() != Thread.State.WAITING) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("the completion thread is " + t.getState() + " while nothing is armed");
+            }
+            Thread.onSpinWait();
         }
     }
 }

@@ -5,10 +5,12 @@ import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.Notifier;
 import java.io.IOException;
+import java.nio.channels.SelectableChannel;
 
 /**
  * An SPI completion queue: a ring of {@code entries} completions, filled from the fabric's device completion
- * queue by whichever thread drains it (a poller of any queue, or the fabric's completion thread).
+ * queue by whichever thread drains it (a poller of any queue, or the fabric's completion thread). Its wakeup
+ * channel is the fabric's, shared by every queue.
  *
  * <p>Thread-safe: every field is guarded by the fabric's completion lock ({@link VerbsFabric#cqLock}). Holding more
  * than {@code entries} completions is an overrun, as on a device: the queue's queue pairs fail and {@link #poll}
@@ -31,6 +33,8 @@ final class VerbsCompletionQueue implements CompletionQueue {
     private int head;
     private int count;
     private Notifier notifier;
+    /** The armed notifier has no watcher of the wakeup channel: the completion thread must deliver it. */
+    private boolean relayed;
     private boolean overrun;
     private boolean closed;
 
@@ -61,7 +65,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
             Notifier n = notifier;
             if (n != null) {
                 notifier = null;
-                fabric.disarmed();
+                fabric.disarmed(relayed);
                 n.signal();
             }
             return false;
@@ -81,7 +85,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
         Notifier n = notifier;
         if (n != null) {
             notifier = null;
-            fabric.disarmed();
+            fabric.disarmed(relayed);
             n.signal();
         }
         return true;
@@ -91,7 +95,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
     public int poll(Completions out) throws IOException {
         synchronized (fabric.cqLock) {
             ensureUsable();
-            fabric.drainLocked();
+            fabric.drainLocked(false);
             ensureUsable();
             int n = Math.min(count, out.capacity());
             for (int k = 0; k < n; k++) {
@@ -113,22 +117,39 @@ final class VerbsCompletionQueue implements CompletionQueue {
     }
 
     @Override
+    public SelectableChannel wakeupChannel() {
+        return fabric.wakeupChannel();
+    }
+
+    @Override
     public void requestNotify(Notifier n) throws IOException {
+        requestNotify(n, false);
+    }
+
+    @Override
+    public void requestNotify(Notifier n, boolean watched) throws IOException {
+        boolean relay = !watched || fabric.wakeupChannel() == null;
         synchronized (fabric.cqLock) {
             ensureUsable();
-            fabric.drainLocked();
+            fabric.drainLocked(true);
             if (count > 0 || overrun) {
                 if (notifier != null) {
                     notifier = null;
-                    fabric.disarmed();
+                    fabric.disarmed(relayed);
                 }
                 n.signal();
                 return;
             }
             if (notifier == null) {
-                fabric.armed();
+                relayed = relay;
+                fabric.armed(relay);
+            } else if (relay && !relayed) {
+                relayed = true;
+                fabric.relayed();
             }
             notifier = n;
+            // A completion that arrived before the device was armed is moved here now and runs n.
+            fabric.ensureDeviceArmedLocked();
         }
     }
 
@@ -151,7 +172,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
             closed = true;
             if (notifier != null) {
                 notifier = null;
-                fabric.disarmed();
+                fabric.disarmed(relayed);
             }
         }
         fabric.closed(this);

@@ -28,6 +28,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.nio.channels.Pipe;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.spi.SelectorProvider;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -44,9 +48,19 @@ import org.slf4j.LoggerFactory;
  * The DiSNI-facing fabric: one device context and protection domain, one device completion queue feeding every
  * SPI completion queue, one rdma_cm event channel feeding every SPI event channel.
  *
- * <p>Thread-safe. Locks: {@link #cqLock} guards the device completion queue, the queue-pair table and every SPI
- * completion queue; {@link #waitLock} (a leaf) guards the completion thread's wake-up. See {@link VerbsCmId} for the
- * order with ids.
+ * <h2>Waiting for completions</h2>
+ * The device queue is armed (ibv_req_notify_cq) while some SPI queue is armed or a connection is being set up, and
+ * every drain first consumes a pending event of the completion channel (non-blocking), acknowledges it and re-arms
+ * if still wanted. Two kinds of waiter see the channel: the completion thread, which blocks on it only while a
+ * queue is armed without a watcher ({@link CompletionQueue#requestNotify(io.rdmanio.core.fabric.Notifier)}) or a
+ * connection is being set up, and any JDK selector that registered {@link #wakeupChannel()}, a JDK pipe's read end
+ * whose descriptor was made a duplicate of the completion channel's. A waiter that loses the event to another
+ * drain is still told: that drain moved the completion into an armed queue, which runs its notifier.
+ *
+ * <p>Thread-safe. Locks: {@link #cqLock} guards the device completion queue, its armed state, the queue-pair table
+ * and every SPI completion queue; {@link #waitLock} (a leaf) guards the completion thread's wake-up. See
+ * {@link VerbsCmId} for the order with ids. Every ibv_get_cq_event runs under {@link #cqLock} except the
+ * completion thread's blocking one, which then reports under it.
  */
 final class VerbsFabric implements DisniVerbs {
 
@@ -78,6 +92,11 @@ final class VerbsFabric implements DisniVerbs {
     private final SVCPollCq pollCall;
     private final SVCReqNotify notifyCall;
     private final int maxInline;
+    /** The completion channel as a JDK channel; {@code null} when it could not be made (see openWakeupChannel). */
+    private final SelectableChannel wakeupChannel;
+    /** Connections in setup: their completions must reach the fabric even when no queue is armed. */
+    private final AtomicInteger setups = new AtomicInteger();
+    private final AtomicLong completionThreadWakeups = new AtomicLong();
 
     private final AtomicInteger reservedCqe = new AtomicInteger();
     private final AtomicLong receiverNotReady = new AtomicLong();
@@ -93,10 +112,17 @@ final class VerbsFabric implements DisniVerbs {
     private final boolean[] taken = new boolean[MAX_QUEUE_PAIRS];
     private int nextSlot;
     private boolean broken;
+    /** ibv_req_notify_cq was called and its event not consumed yet. */
+    private boolean deviceArmed;
+    /** SPI queues armed, watched or not. */
+    private int armedQueues;
 
     private final Object waitLock = new Object();
     // ---- guarded by waitLock
-    /** Armed SPI queues plus connections in setup: while positive the completion thread waits on the device. */
+    /**
+     * SPI queues armed without a watcher plus connections in setup: while positive the completion thread waits on
+     * the device.
+     */
     private int wanted;
 
     // ---- guarded by itself
@@ -111,6 +137,7 @@ final class VerbsFabric implements DisniVerbs {
         this.rnrRetry = intSetting(settings, "disni.rnrRetry", 3, 0, 7);
         this.timeoutMillis = intSetting(settings, "disni.timeoutMillis", 2000, 1, 600_000);
         int cqEntries = intSetting(settings, "disni.cqEntries", 65536, 256, 1 << 24);
+        boolean offerWakeupChannel = booleanSetting(settings, "disni.wakeupChannel", true);
 
         RdmaEventChannel channel = RdmaEventChannel.createEventChannel();
         this.idMap = lockIdMap(channel);
@@ -161,6 +188,12 @@ final class VerbsFabric implements DisniVerbs {
             this.pollCall = deviceCq.poll(wcs, wcs.length);
             this.notifyCall = deviceCq.reqNotification(false);
             this.maxInline = probeInline();
+            if (offerWakeupChannel) {
+                this.wakeupChannel = openWakeupChannel(completionChannel);
+            } else {
+                LOG.debug("rdmanio.disni.wakeupChannel=false: blocked selects are woken by the completion thread");
+                this.wakeupChannel = null;
+            }
         } catch (IOException | RuntimeException e) {
             destroyQuietly(channel, device, protection, completionChannel, deviceCq);
             throw e;
@@ -171,8 +204,56 @@ final class VerbsFabric implements DisniVerbs {
         cqThread.setDaemon(true);
         cmThread.start();
         cqThread.start();
-        LOG.debug("disni fabric open on {}: completion queue {} entries, inline {} bytes", deviceAddress, cqSize,
-            maxInline);
+        LOG.debug("disni fabric open on {}: completion queue {} entries, inline {} bytes, wakeup channel {}",
+            deviceAddress, cqSize, maxInline, wakeupChannel != null);
+    }
+
+    /**
+     * The completion channel as a channel of the JDK's default provider: a JDK pipe whose read end's descriptor is
+     * replaced (dup3) by a duplicate of the completion channel's, and whose write end is closed. The JDK then owns
+     * the duplicate: closing the channel closes only it. Needs {@code sun.nio.ch} (the JDK's provider and the
+     * channel's descriptor number; exported to this loader by the agent or --add-exports, as DiSNI itself needs)
+     * and libdisni's {@link VerbsNatives}; without either, {@code null} and every wakeup goes through the
+     * completion thread.
+     */
+    private static SelectableChannel openWakeupChannel(IbvCompChannel channel) {
+        if (!(channel instanceof NatObject)) {
+            LOG.debug("DiSNI's completion channel has no native handle: blocked selects are woken by the "
+                + "completion thread");
+            return null;
+        }
+        Pipe pipe = null;
+        try {
+            SelectorProvider jdk = (SelectorProvider) Class.forName("sun.nio.ch.DefaultSelectorProvider")
+                .getMethod("get").invoke(null);
+            pipe = jdk.openPipe();
+            int fd = (Integer) Class.forName("sun.nio.ch.SelChImpl").getMethod("getFDVal").invoke(pipe.source());
+            int rc = VerbsNatives.dupCompChannel0(((NatObject) channel).getObjId(), fd);
+            if (rc != 0) {
+                throw new FabricException("dup3 of the completion channel failed: errno " + -rc);
+            }
+            pipe.sink().close();
+            // The duplicate shares the channel's open file, which is non-blocking already: this only tells the JDK.
+            pipe.source().configureBlocking(false);
+            return pipe.source();
+        } catch (ReflectiveOperationException | LinkageError | IOException | RuntimeException e) {
+            Throwable cause = e instanceof InvocationTargetException && e.getCause() != null ? e.getCause() : e;
+            LOG.debug("no wakeup channel for the completion channel ({}): blocked selects are woken by the "
+                + "completion thread", cause.toString());
+            if (pipe != null) {
+                closeQuietly(pipe.source());
+                closeQuietly(pipe.sink());
+            }
+            return null;
+        }
+    }
+
+    private static void closeQuietly(java.nio.channels.Channel c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            LOG.trace("closing {} failed", c, e);
+        }
     }
 
     /**
@@ -222,6 +303,22 @@ final class VerbsFabric implements DisniVerbs {
     static VerbsFabric open(InetAddress deviceAddress, Map<String, String> settings) throws IOException {
         return new VerbsFabric(Objects.requireNonNull(deviceAddress, "deviceAddress"),
             settings == null ? Map.of() : settings);
+    }
+
+    private static boolean booleanSetting(Map<String, String> settings, String key, boolean dflt)
+        throws IOException {
+        String v = settings.get(key);
+        if (v == null || v.isBlank()) {
+            return dflt;
+        }
+        switch (v.trim()) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IOException("rdmanio." + key + " must be true or false: '" + v + "'");
+        }
     }
 
     private static int intSetting(Map<String, String> settings, String key, int dflt, int min, int max)
@@ -295,6 +392,21 @@ final class VerbsFabric implements DisniVerbs {
 
     void receiverNotReady() {
         receiverNotReady.incrementAndGet();
+    }
+
+    @Override
+    public boolean hasWakeupChannel() {
+        return wakeupChannel != null;
+    }
+
+    @Override
+    public long completionThreadWakeups() {
+        return completionThreadWakeups.get();
+    }
+
+    /** The JDK channel every SPI queue of this fabric offers as its wakeup channel, or {@code null}. */
+    SelectableChannel wakeupChannel() {
+        return wakeupChannel;
     }
 
     IbvPd pd() {
@@ -478,12 +590,59 @@ final class VerbsFabric implements DisniVerbs {
     // -------------------------------------------------------------------------------------------------------------
     // Completions.
 
-    /** Moves every completion from the device queue to its SPI queue or setup handler. */
-    void drainLocked() throws IOException {
+    /**
+     * Moves every completion from the device queue to its SPI queue or setup handler, then consumes the completion
+     * channel's event (the readiness a waiter's selector saw) and re-arms the device while a queue is armed or a
+     * connection is in setup.
+     *
+     * <p>The event is looked for (a non-blocking read, one system call) only while the device is armed and only
+     * when completions came, or when {@code waiting}: a caller about to wait (arming) or the completion thread. A
+     * poll that finds nothing thus costs no system call, even while another thread waits armed; an event written
+     * just after its completion was polled stays readable until the woken waiter arms again, which consumes it.
+     */
+    void drainLocked(boolean waiting) throws IOException {
         assert Thread.holdsLock(cqLock);
         if (broken) {
             throw new FabricException("the device completion queue failed");
         }
+        int n = pollDeviceLocked();
+        if (deviceArmed && (waiting || n > 0) && compChannel.getCqEvent(cq, 0)) {
+            eventConsumedLocked();
+        }
+        if (!deviceArmed && (armedQueues > 0 || setups.get() > 0)) {
+            armDeviceLocked();
+        }
+    }
+
+    /** Arms the device queue unless it is armed (under the completion lock). */
+    void ensureDeviceArmedLocked() throws IOException {
+        assert Thread.holdsLock(cqLock);
+        if (!deviceArmed) {
+            armDeviceLocked();
+        }
+    }
+
+    private void armDeviceLocked() throws IOException {
+        try {
+            notifyCall.execute();
+        } catch (IOException e) {
+            broken = true;
+            throw new FabricException("ibv_req_notify_cq failed: " + e.getMessage(), e);
+        }
+        deviceArmed = true;
+        // Completions that arrived before the arm raise no event.
+        pollDeviceLocked();
+    }
+
+    private void eventConsumedLocked() throws IOException {
+        // Disarmed by the event whether or not the acknowledgement goes through.
+        deviceArmed = false;
+        cq.ackEvents(1);
+    }
+
+    /** Moves what the device queue holds; returns how many completions that was. */
+    private int pollDeviceLocked() throws IOException {
+        int total = 0;
         for (;;) {
             int n;
             try {
@@ -499,8 +658,9 @@ final class VerbsFabric implements DisniVerbs {
             for (int i = 0; i < n; i++) {
                 dispatch(wcs[i]);
             }
+            total += n;
             if (n < wcs.length) {
-                return;
+                return total;
             }
         }
     }
@@ -526,21 +686,36 @@ final class VerbsFabric implements DisniVerbs {
         }
     }
 
-    /** An SPI queue was armed (under the completion lock). */
-    void armed() {
+    /** An SPI queue was armed (under the completion lock); {@code relayed}: no watcher of the wakeup channel. */
+    void armed(boolean relayed) {
+        assert Thread.holdsLock(cqLock);
+        armedQueues++;
+        if (relayed) {
+            want(1);
+        }
+    }
+
+    /** An armed, watched SPI queue was armed again without a watcher (under the completion lock). */
+    void relayed() {
         want(1);
     }
 
     /** An armed SPI queue fired or closed (under the completion lock). */
-    void disarmed() {
-        want(-1);
+    void disarmed(boolean relayed) {
+        assert Thread.holdsLock(cqLock);
+        armedQueues--;
+        if (relayed) {
+            want(-1);
+        }
     }
 
     void setupBegan() {
+        setups.incrementAndGet();
         want(1);
     }
 
     void setupEnded() {
+        setups.decrementAndGet();
         want(-1);
     }
 
@@ -554,28 +729,35 @@ final class VerbsFabric implements DisniVerbs {
     }
 
     /**
-     * The completion thread: parked while nothing is armed and no connection is being set up; otherwise it arms
-     * the device queue, drains what arrived before the arm, and blocks on the completion channel.
+     * The completion thread: parked while no queue is armed without a watcher and no connection is being set up;
+     * otherwise it arms the device queue, drains what arrived before the arm, and blocks on the completion channel.
      */
     private void runCompletions() {
         try {
+            boolean waited = false;
             while (!closed) {
                 synchronized (waitLock) {
                     while (wanted <= 0 && !closed) {
+                        waited = true;
                         waitLock.wait();
                     }
                 }
                 if (closed) {
                     return;
                 }
-                notifyCall.execute();
+                if (waited) {
+                    waited = false;
+                    completionThreadWakeups.incrementAndGet();
+                }
                 synchronized (cqLock) {
-                    drainLocked();
+                    drainLocked(true);
+                    ensureDeviceArmedLocked();
                 }
                 if (compChannel.getCqEvent(cq, WAIT_SLICE_MILLIS)) {
-                    cq.ackEvents(1);
                     synchronized (cqLock) {
-                        drainLocked();
+                        // Taken outside the lock: until now drains believed the device armed, and re-armed nothing.
+                        eventConsumedLocked();
+                        drainLocked(true);
                     }
                 }
             }
@@ -665,6 +847,10 @@ final class VerbsFabric implements DisniVerbs {
         }
         join(cmThread);
         join(cqThread);
+        if (wakeupChannel != null) {
+            // Closes the duplicate once no selector holds it; the completion channel itself goes below.
+            closeQuietly(wakeupChannel);
+        }
         synchronized (cqLock) {
             pollCall.free();
             notifyCall.free();

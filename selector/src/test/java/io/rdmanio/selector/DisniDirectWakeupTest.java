@@ -1,0 +1,165 @@
+package io.rdmanio.selector;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.Engines;
+import io.rdmanio.core.fabric.Fabrics;
+import io.rdmanio.core.fabric.disni.DisniDevices;
+import io.rdmanio.core.fabric.disni.DisniFabric;
+import io.rdmanio.core.fabric.disni.DisniFabricProvider;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A select blocked on a disni connection is woken by the completion channel itself: the fabric's completion thread
+ * stays parked from before the select blocks until the bytes have been read. Runs where an RDMA device exists (the
+ * soft-RoCE VM, {@code native/vm/test-conformance.sh io.rdmanio.selector.DisniDirectWakeupTest}); skipped, with the
+ * fabric's reason, elsewhere.
+ */
+class DisniDirectWakeupTest {
+
+    private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(120);
+
+    private static InetAddress rdmaAddress;
+    private static SelectorProvider provider;
+
+    @BeforeAll
+    static void ensureDisniFabric() throws IOException {
+        String reason = Fabrics.provider(DisniFabricProvider.NAME).unavailableReason();
+        assumeTrue(reason == null, () -> "the disni fabric is unavailable here: " + reason);
+        String configured = System.getenv(DisniFabricConformanceTest.ADDRESS_ENV);
+        rdmaAddress = configured != null && !configured.isBlank()
+            ? InetAddress.getByName(configured.trim()) : DisniDevices.deviceAddress();
+        assumeTrue(rdmaAddress != null, () -> "the RDMA device(s) " + DisniDevices.devices()
+            + " have no addressed network interface");
+        if (configured != null && !configured.isBlank()) {
+            System.setProperty("rdmanio." + DisniFabricProvider.ADDRESS, rdmaAddress.getHostAddress());
+        }
+        InetAddress onFabric = rdmaAddress;
+        provider = new RdmaSelectorProvider(TestRouting.fabricFor(a -> onFabric.equals(a.getAddress()),
+            (peer, listening) -> Engines.get(DisniFabricProvider.NAME), DisniFabricProvider.NAME));
+    }
+
+    @Test
+    void aBlockedSelectIsWokenByThePeersWriteWithoutTheCompletionThread() throws Exception {
+        DisniFabric fabric = fabricOf(Engines.get(DisniFabricProvider.NAME));
+        assertTrue(fabric.hasWakeupChannel(), "the disni fabric offers no wakeup channel (its debug log says why)");
+        byte[] message = new byte[3000];
+        for (int i = 0; i < message.length; i++) {
+            message[i] = (byte) (i * 13 + (i >>> 7));
+        }
+        try (ServerSocketChannel server = provider.openServerSocketChannel();
+             SocketChannel client = provider.openSocketChannel()) {
+            server.bind(new InetSocketAddress(rdmaAddress, 0));
+            assertTrue(client.connect(server.getLocalAddress()));
+            try (SocketChannel accepted = server.accept();
+                 Selector selector = provider.openSelector()) {
+                accepted.configureBlocking(false);
+                accepted.register(selector, SelectionKey.OP_READ);
+                client.configureBlocking(false);
+                assertEquals(0, selector.selectNow(), "nothing was sent yet");
+
+                Thread completions = completionThread();
+                awaitState(completions, Thread.State.WAITING, "the completion thread while nothing waits on it");
+                long wakeups = fabric.completionThreadWakeups();
+
+                CompletableFuture<Integer> selected = new CompletableFuture<>();
+                Thread selecting = new Thread(() -> {
+                    try {
+                        selected.complete(selector.select(TimeUnit.NANOSECONDS.toMillis(TIMEOUT_NANOS)));
+                    } catch (Throwable t) {
+                        selected.completeExceptionally(t);
+                    }
+                }, "direct-wakeup-select");
+                selecting.start();
+                awaitBlockedInEpoll(selecting);
+
+                ByteBuffer out = ByteBuffer.wrap(message);
+                long deadline = System.nanoTime() + TIMEOUT_NANOS;
+                while (out.hasRemaining()) {
+                    if (client.write(out) == 0) {
+                        if (System.nanoTime() - deadline > 0) {
+                            throw new AssertionError("the client could not write " + out.remaining() + " bytes");
+                        }
+                        Thread.onSpinWait();
+                    }
+                }
+                assertEquals(1, selected.get(TIMEOUT_NANOS, TimeUnit.NANOSECONDS),
+                    "the blocked select returned without the accepted channel");
+                selecting.join();
+                assertEquals(wakeups, fabric.completionThreadWakeups(),
+                    "the completion thread woke: the select was not woken by the completion channel");
+
+                ByteBuffer in = ByteBuffer.allocate(message.length);
+                while (in.hasRemaining()) {
+                    if (accepted.read(in) == 0) {
+                        if (System.nanoTime() - deadline > 0) {
+                            throw new AssertionError("only " + in.position() + " of " + message.length + " bytes");
+                        }
+                        selector.select(1000);
+                        selector.selectedKeys().clear();
+                    }
+                }
+                assertArrayEquals(message, in.array());
+                assertEquals(wakeups, fabric.completionThreadWakeups(), "the completion thread woke while reading");
+            }
+        }
+    }
+
+    private static DisniFabric fabricOf(Engine engine) throws ReflectiveOperationException {
+        Field f = engine.getClass().getDeclaredField("fabric");
+        f.setAccessible(true);
+        return (DisniFabric) f.get(engine);
+    }
+
+    private static Thread completionThread() {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("rdmanio-disni-cq")) {
+                return t;
+            }
+        }
+        throw new AssertionError("the disni fabric's completion thread is not running");
+    }
+
+    private static void awaitState(Thread t, Thread.State state, String what) {
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        while (t.getState() != state) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError(what + " is " + t.getState() + ", not " + state);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Waits until {@code t} blocks in the JDK's epoll wait (the inner select), past the engines' spin. */
+    private static void awaitBlockedInEpoll(Thread t) {
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        for (;;) {
+            StackTraceElement[] stack = t.getStackTrace();
+            if (stack.length > 0 && stack[0].getClassName().equals("sun.nio.ch.EPoll")
+                && stack[0].getMethodName().equals("wait")) {
+                return;
+            }
+            if (!t.isAlive() || System.nanoTime() - deadline > 0) {
+                throw new AssertionError("the select did not block in epoll: " + java.util.Arrays.toString(stack));
+            }
+            Thread.onSpinWait();
+        }
+    }
+}
