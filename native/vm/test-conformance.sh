@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The NIO conformance suite over real verbs: builds the selector module's tests and libdisni on the host, then
-# runs DisniFabricConformanceTest inside the soft-RoCE VM (one boot), every socket on rxe0's address (10.0.2.15)
-# carried by the disni fabric. Exits 0 when every test passed and none was skipped.
+# runs DisniFabricConformanceTest and DisniDirectWakeupTest (a blocked select woken by the completion channel
+# itself) inside the soft-RoCE VM (one boot), every socket on rxe0's address (10.0.2.15) carried by the disni
+# fabric. Exits 0 when every test passed and none was skipped.
 #
 # libdisni reaches DiSNI the way it does from the agent jar: packed as the resource
 # META-INF/native/linux-x86_64/libdisni.so on the class path, extracted at run time.
 #
-#   native/vm/test-conformance.sh [CLASS[#METHOD]...]   (default: the whole DisniFabricConformanceTest)
+#   native/vm/test-conformance.sh [CLASS[#METHOD]...]   (default: both classes above, whole)
 #
 # RDMANIO_TEST_LOG=debug shows rdmanio's debug log.
 set -euo pipefail
@@ -40,7 +41,7 @@ javac --release 17 -d "$launcher" -cp "${deps#:}:$launcher_jar" "$here/RunTests.
 
 classes=("$@")
 if ((${#classes[@]} == 0)); then
-  classes=(io.rdmanio.selector.DisniFabricConformanceTest)
+  classes=(io.rdmanio.selector.DisniFabricConformanceTest io.rdmanio.selector.DisniDirectWakeupTest)
 fi
 classpath="$launcher:$selector/target/test-classes:$selector/target/classes:$packed$deps:$launcher_jar"
 built=$(date +%s%N)
