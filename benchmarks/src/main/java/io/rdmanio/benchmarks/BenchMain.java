@@ -158,7 +158,7 @@ public final class BenchMain {
                     + ConnectionTest.table(conn);
         }
         if (idleCpu) {
-            int seconds = 5;
+            int seconds = 10;
             System.out.printf(Locale.ROOT, "[%d/%d] idle CPU, %d s per transport (%.0f s so far)%n", ++step, steps,
                     seconds, elapsed());
             List<IdleCpu.Result> idle = IdleCpu.orchestrate(transports, seconds);
@@ -175,7 +175,7 @@ public final class BenchMain {
     /** JMH's stack profiler on the shm hot paths: the 64 B selector round trip and the 1 MiB stream. */
     private static String idleHeading(int seconds) {
         return "\nidle CPU (" + IdleCpu.CONNECTIONS + " quiet connections in a blocked select, one blocked read, "
-                + seconds + " s)\n";
+                + seconds + " s; the kernel counts CPU time in 10 ms ticks)\n";
     }
 
     private void profile() throws RunnerException {
