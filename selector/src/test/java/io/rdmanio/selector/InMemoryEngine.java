@@ -172,7 +172,7 @@ final class InMemoryEngine implements Engine {
     @Override
     public EngineStats stats() {
         synchronized (lock) {
-            return new EngineStats(opened, 0, 0, 0, 0, 0, 0, 0, 0);
+            return new EngineStats(opened, 0, 0, 0, 0, 0, 0, 0, 0, 0);
         }
     }
 

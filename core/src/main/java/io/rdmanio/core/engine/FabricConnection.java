@@ -54,6 +54,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     private static final byte KIND_DATA = 0;
     private static final byte KIND_CONTROL = 1;
+    /** A data frame sent inline from the application's buffer: it holds no staging slot. */
+    private static final byte KIND_INLINE = 2;
 
     static final int CONNECTING = 0;
     static final int HANDSHAKE = 1;
@@ -146,6 +148,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private long sendPosted;
     private long sendCompleted;
     private int unsignalledRun;
+    /** Data frames (staged or inline) posted and not yet completed: at most stagingCount, the send queue's share. */
+    private int dataInFlight;
+    /** The queue pair's inline limit: a whole frame (slotSize) when the fabric offers it, else 0. */
+    private int inlineLimit;
+    /** The header of an inline frame: the fabric copies it at post time, so one per connection serves all. */
+    private ByteBuffer inlineHeader;
     private long finSeq = -1;
 
     private FabricConnection(FabricEngine engine, CmId id, boolean client, FabricListener listener,
@@ -234,10 +242,17 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         cqEntries = sendDepth + recvCount;
         cq = engine.reserveCq(cqEntries);
-        qp = id.createQueuePair(new QueuePair.Config(cq, cq, sendDepth, recvCount, 0));
+        // A whole frame inline, or nothing: a frame that fits goes straight from the application's buffer to the
+        // peer, one copy fewer than staging it in registered memory first.
+        int inline = engine.fabric.maxInlineData() >= slotSize ? slotSize : 0;
+        qp = id.createQueuePair(new QueuePair.Config(cq, cq, sendDepth, recvCount, inline));
         qpNum = qp.qpNum();
         engine.registerQp(qpNum, this);
         synchronized (lock) {
+            if (inline > 0) {
+                inlineHeader = ByteBuffer.allocate(HEADER_LENGTH);
+                inlineLimit = inline;
+            }
             for (int i = 0; i < recvCount; i++) {
                 postRecvLocked(i);
             }
@@ -401,10 +416,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         byte kind = sendKind[(int) (seq % sendDepth)];
         // A signalled completion vouches for every earlier, unsignalled send.
         while (sendCompleted <= seq) {
-            if (sendKind[(int) (sendCompleted % sendDepth)] == KIND_DATA) {
-                freeSeq++;
-            } else {
+            byte k = sendKind[(int) (sendCompleted % sendDepth)];
+            if (k == KIND_CONTROL) {
                 controlFreeSeq++;
+            } else {
+                if (k == KIND_DATA) {
+                    freeSeq++;
+                }
+                dataInFlight--;
             }
             sendCompleted++;
         }
@@ -511,10 +530,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     /** Posts what credit allows: staged data, then FIN, then a CREDIT frame if one is due. */
     private void flushLocked() {
-        if (state != OPEN || failure != null || disconnectCalled || disconnectSeen || tornDown) {
+        if (!canPostLocked()) {
             return;
         }
-        while (postSeq < fillSeq && credit.canSendData()) {
+        while (postSeq < fillSeq && credit.canSendData() && dataInFlight < stagingCount) {
             if (!postDataLocked()) {
                 return;
             }
@@ -527,6 +546,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         if (controlFree() > 0 && credit.creditDue(false) != CreditWindow.NONE) {
             postControlLocked(TYPE_CREDIT);
         }
+    }
+
+    private boolean canPostLocked() {
+        return state == OPEN && failure == null && !disconnectCalled && !disconnectSeen && !tornDown;
     }
 
     private int controlFree() {
@@ -546,8 +569,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         credit.onSend(TYPE_DATA);
         FrameDescriptor.writeHeader(buf, off, TYPE_DATA, length, credit.dataGranted(), credit.controlGranted());
         postSeq++;
-        // The last free staging slot is gone: only a signalled completion can give slots back.
-        boolean signal = stagingFree() == 0;
+        // The last free staging slot, or the send queue's last data entry, is gone: only a signalled completion
+        // can give them back.
+        boolean signal = stagingFree() == 0 || dataInFlight + 1 >= stagingCount;
         if (!postSendLocked(KIND_DATA, slot, off, HEADER_LENGTH + length, signal)) {
             return false;
         }
@@ -583,23 +607,67 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     private boolean postSendLocked(byte kind, int slot, int off, int length, boolean signal) {
-        long seq = sendPosted;
-        sendKind[(int) (seq % sendDepth)] = kind;
-        int flags = 0;
-        if (signal || ++unsignalledRun >= signalInterval || sendPosted - sendCompleted + 1 >= sendDepth) {
-            flags = QueuePair.SIGNALED;
-            unsignalledRun = 0;
-        }
+        int flags = beginSendLocked(kind, signal);
         try {
-            qp.postSend(SEND_TAG | (seq & 0xffffffffL), pool.region(slot), off, length, flags);
+            qp.postSend(SEND_TAG | (sendPosted & 0xffffffffL), pool.region(slot), off, length, flags);
         } catch (IOException e) {
-            if (!qp.isError()) {
-                failLocked(new IOException("posting a send to " + remote + " failed: " + e.getMessage(), e), false);
-            }
-            return false;
+            return sendFailedLocked(e);
         }
-        sendPosted++;
+        endSendLocked(kind);
         return true;
+    }
+
+    /**
+     * Sends one frame inline, straight from {@code src}, when nothing staged waits ahead of it and credit and the
+     * send queue allow; the bytes sent (then taken from {@code src}), or 0.
+     */
+    private int sendInlineLocked(ByteBuffer src) {
+        if (inlineLimit == 0 || postSeq != fillSeq || !credit.canSendData() || dataInFlight >= stagingCount
+            || !canPostLocked()) {
+            return 0;
+        }
+        int n = Math.min(src.remaining(), payloadCapacity);
+        int pos = src.position();
+        credit.onSend(TYPE_DATA);
+        FrameDescriptor.writeHeader(inlineHeader, 0, TYPE_DATA, n, credit.dataGranted(), credit.controlGranted());
+        int flags = beginSendLocked(KIND_INLINE, dataInFlight + 1 >= stagingCount);
+        try {
+            qp.postSendInline(SEND_TAG | (sendPosted & 0xffffffffL), inlineHeader, 0, HEADER_LENGTH, src, pos, n,
+                flags);
+        } catch (IOException e) {
+            sendFailedLocked(e);
+            return 0;
+        }
+        endSendLocked(KIND_INLINE);
+        src.position(pos + n);
+        engine.bytesSent.addAndGet(n);
+        engine.framesSent.incrementAndGet();
+        engine.inlineFramesSent.incrementAndGet();
+        return n;
+    }
+
+    /** The flags of the send about to be posted: signalled when asked, every signalInterval, or near full. */
+    private int beginSendLocked(byte kind, boolean signal) {
+        sendKind[(int) (sendPosted % sendDepth)] = kind;
+        if (signal || ++unsignalledRun >= signalInterval || sendPosted - sendCompleted + 1 >= sendDepth) {
+            unsignalledRun = 0;
+            return QueuePair.SIGNALED;
+        }
+        return 0;
+    }
+
+    private void endSendLocked(byte kind) {
+        sendPosted++;
+        if (kind != KIND_CONTROL) {
+            dataInFlight++;
+        }
+    }
+
+    private boolean sendFailedLocked(IOException e) {
+        if (!qp.isError()) {
+            failLocked(new IOException("posting a send to " + remote + " failed: " + e.getMessage(), e), false);
+        }
+        return false;
     }
 
     private void postRecvLocked(int i) {
@@ -631,7 +699,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             for (int k = offset; k < offset + length; k++) {
                 ByteBuffer src = srcs[k];
                 while (src.hasRemaining()) {
-                    int n = stageLocked(src);
+                    int n = sendInlineLocked(src);
+                    if (n == 0) {
+                        n = stageLocked(src);
+                    }
                     if (n == 0) {
                         break outer;
                     }

@@ -96,6 +96,7 @@ final class FabricEngine implements Engine {
     final AtomicLong bytesReceived = new AtomicLong();
     final AtomicLong framesSent = new AtomicLong();
     final AtomicLong creditFramesSent = new AtomicLong();
+    final AtomicLong inlineFramesSent = new AtomicLong();
     final AtomicLong creditStalls = new AtomicLong();
     final AtomicLong receiverNotReady = new AtomicLong();
     final AtomicLong protocolErrors = new AtomicLong();
@@ -625,7 +626,7 @@ final class FabricEngine implements Engine {
     public EngineStats stats() {
         return new EngineStats(connectionsOpened.get(), connectionsFailed.get(), bytesSent.get(), bytesReceived.get(),
             framesSent.get(), creditFramesSent.get(), creditStalls.get(), receiverNotReady.get(),
-            protocolErrors.get());
+            protocolErrors.get(), inlineFramesSent.get());
     }
 
     boolean isClosed() {

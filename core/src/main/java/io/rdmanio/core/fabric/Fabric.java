@@ -41,6 +41,16 @@ public interface Fabric extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * The largest {@code maxInlineData} a queue pair of this fabric can be created with, and so the largest
+     * {@link QueuePair#postSendInline} (0: none). The engine sends a whole frame inline, straight from the
+     * application's buffer, when a frame fits: a software fabric that copies at post time anyway can offer a
+     * slot's worth; a device offers what its work queue entries hold.
+     */
+    default int maxInlineData() {
+        return 0;
+    }
+
     /** Creates a completion queue with room for {@code entries} completions; overflowing it is a fatal error. */
     CompletionQueue createCompletionQueue(int entries) throws IOException;
 

@@ -1,6 +1,7 @@
 package io.rdmanio.core.fabric;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 
 /**
  * A reliable connected queue pair. Work requests are given as primitives so posting never allocates.
@@ -37,6 +38,20 @@ public interface QueuePair {
 
     /** Posts a send of {@code length} bytes from {@code region} at {@code offset}. */
     void postSend(long wrId, MemoryRegion region, int offset, int length, int flags) throws IOException;
+
+    /**
+     * Posts an inline send gathered from ordinary memory, as a device's inline send with two scatter-gather
+     * elements: {@code headLength} bytes of {@code head} at {@code headOffset}, then {@code bodyLength} bytes of
+     * {@code body} at {@code bodyOffset}. Both are copied before the call returns, so neither needs registering
+     * and both may be reused at once; neither buffer's position or limit changes. The total must not exceed the
+     * queue pair's {@code maxInlineData}; {@link #SIGNALED} is the only flag that applies.
+     *
+     * @throws FabricException as {@link #postSend}, and when this fabric's queue pairs have no inline send
+     */
+    default void postSendInline(long wrId, ByteBuffer head, int headOffset, int headLength, ByteBuffer body,
+                                int bodyOffset, int bodyLength, int flags) throws IOException {
+        throw new FabricException("inline sends from unregistered memory are not supported by " + this);
+    }
 
     /**
      * Posts an RDMA write of {@code length} bytes from {@code region} at {@code offset} to the peer's

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Random;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
@@ -60,6 +61,10 @@ class FlowControlTest {
         assertEquals(0, p.server.stats().receiverNotReady());
     }
 
+    private static boolean inlineFramesUsed(Pair p) {
+        return p.client.stats().inlineFramesSent() > 0 && p.server.stats().inlineFramesSent() > 0;
+    }
+
     private static long frames(Pair p) {
         return p.client.stats().framesSent() + p.server.stats().framesSent();
     }
@@ -108,10 +113,12 @@ class FlowControlTest {
         }
     }
 
-    @Test
-    void noReceiverNotReadyOverAMillionFramesWithDelayedAndBatchedCompletions() throws Exception {
+    /** Both ways of sending a data frame: staged in registered memory, and inline from the writer's buffer. */
+    @ParameterizedTest(name = "inline={0}")
+    @ValueSource(booleans = {false, true})
+    void noReceiverNotReadyOverAMillionFramesWithDelayedAndBatchedCompletions(boolean inline) throws Exception {
         EngineConfig config = EngineConfig.DEFAULT.withSlotSize(256).withRingDepth(4);
-        try (Pair p = new Pair(config, 7)) {
+        try (Pair p = new Pair(config, 7, inline)) {
             Random r = new Random(7);
             int[] depths = {1, 2, 3, 5};
             Duplex[] ds = new Duplex[depths.length];
@@ -130,14 +137,17 @@ class FlowControlTest {
             }
             assertTrue(frames(p) >= 1_000_000, "frames: " + frames(p));
             assertNoReceiverNotReady(p);
+            if (inline) {
+                assertTrue(inlineFramesUsed(p), "no frame went inline");
+            }
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(ints = {1, 2, 3, 64})
-    void noDeadlockUnderBidirectionalSaturation(int depth) throws Exception {
+    @ParameterizedTest(name = "depth={0} inline={1}")
+    @CsvSource({"1,false", "2,false", "3,false", "64,false", "1,true", "2,true", "3,true", "64,true"})
+    void noDeadlockUnderBidirectionalSaturation(int depth, boolean inline) throws Exception {
         EngineConfig config = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(depth);
-        try (Pair p = new Pair(config, depth)) {
+        try (Pair p = new Pair(config, depth, inline)) {
             Random r = new Random(depth);
             p.fabric.faults().releaseRandomly(0.5);
             Duplex[] ds = {new Duplex(p.connect(), 4L << 20, depth, 8192, true),

@@ -28,7 +28,15 @@ final class Pair implements AutoCloseable {
     }
 
     Pair(EngineConfig config, long seed) throws IOException {
+        this(config, seed, false);
+    }
+
+    /** {@code inline}: the fabric offers inline sends of a whole slot, so data frames go out inline. */
+    Pair(EngineConfig config, long seed, boolean inline) throws IOException {
         fabric = (LoopbackFabric) Fabrics.open("loopback", Map.of("loopback.seed", Long.toString(seed)));
+        if (inline) {
+            fabric.offerInline(config.slotSize());
+        }
         client = (FabricEngine) Engines.open(fabric, config);
         server = (FabricEngine) Engines.open(fabric, config);
         listener = server.listen(new InetSocketAddress("127.0.0.1", 0), 1024, ConnectionOptions.DEFAULT);

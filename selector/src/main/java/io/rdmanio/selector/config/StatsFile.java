@@ -80,6 +80,7 @@ final class StatsFile {
                     .member("bytesReceived", s.bytesReceived())
                     .member("frames", s.framesSent())
                     .member("creditFrames", s.creditFramesSent())
+                    .member("inlineFrames", s.inlineFramesSent())
                     .member("creditStalls", s.creditStalls())
                     .member("receiverNotReady", s.receiverNotReady())
                     .member("protocolErrors", s.protocolErrors())

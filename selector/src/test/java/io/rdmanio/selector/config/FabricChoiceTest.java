@@ -56,7 +56,7 @@ class FabricChoiceTest {
 
             @Override
             public EngineStats stats() {
-                return new EngineStats(0, 0, 0, 0, 0, 0, 0, 0, 0);
+                return new EngineStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
             }
 
             @Override

@@ -51,7 +51,7 @@ class JsonWriterTest {
         long tcp = stats.tcpConnections();
         long rdmaBytes = stats.fabricBytes();
         long tcpBytes = stats.tcpBytes();
-        EngineStats engine = new EngineStats(2, 0, 100, 100, 9, 3, 1, 0, 0);
+        EngineStats engine = new EngineStats(2, 0, 100, 100, 9, 3, 1, 0, 0, 4);
         String json = StatsFile.toJson("loopback", "/tmp/x \"y\".rules", stats, Map.of("loopback", engine));
         assertEquals("{\n"
                 + "  \"fabric\": \"loopback\",\n"
@@ -62,7 +62,7 @@ class JsonWriterTest {
                 + "    \"loopback\": {\n"
                 + "      \"connectionsOpened\": 2,\n      \"connectionsFailed\": 0,\n"
                 + "      \"bytesSent\": 100,\n      \"bytesReceived\": 100,\n"
-                + "      \"frames\": 9,\n      \"creditFrames\": 3,\n      \"creditStalls\": 1,\n"
+                + "      \"frames\": 9,\n      \"creditFrames\": 3,\n      \"inlineFrames\": 4,\n      \"creditStalls\": 1,\n"
                 + "      \"receiverNotReady\": 0,\n      \"protocolErrors\": 0\n"
                 + "    }\n"
                 + "  }\n"

@@ -84,6 +84,7 @@ public final class LoopbackFabric implements Fabric {
     private final Map<Integer, LoopbackQueuePair> queuePairs = new HashMap<>();
     private final LinkedHashSet<Object> open = new LinkedHashSet<>();
     private boolean closed;
+    private volatile int inlineOffered;
 
     LoopbackFabric(long seed) {
         this.faults = new LoopbackFaults(this, seed);
@@ -102,6 +103,27 @@ public final class LoopbackFabric implements Fabric {
     /** The fault injector of this fabric. */
     public LoopbackFaults faults() {
         return faults;
+    }
+
+    /**
+     * 0 unless {@link #offerInline} raised it: by default the engine stages every frame in registered memory on
+     * this fabric, as on a device whose inline limit is smaller than a frame.
+     */
+    @Override
+    public int maxInlineData() {
+        return inlineOffered;
+    }
+
+    /**
+     * Offers inline sends of up to {@code bytes} (at most 65536) to engines opened after this call, so that the
+     * engine's inline path runs under the same strictness and faults as its staged one.
+     */
+    public void offerInline(int bytes) {
+        if (bytes < 0 || bytes > LoopbackQueuePair.MAX_INLINE) {
+            throw new IllegalArgumentException("inline limit must be between 0 and " + LoopbackQueuePair.MAX_INLINE
+                + ": " + bytes);
+        }
+        inlineOffered = bytes;
     }
 
     /** How many times a send or write arrived where no receive was posted, on this fabric's connections. */

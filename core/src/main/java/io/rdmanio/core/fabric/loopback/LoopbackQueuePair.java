@@ -49,7 +49,7 @@ final class LoopbackQueuePair implements QueuePair {
 
     /** Queue depths and inline size beyond these are refused, as a device's limits would refuse them. */
     static final int MAX_WR = 1 << 16;
-    static final int MAX_INLINE = 4096;
+    static final int MAX_INLINE = 65536;
 
     final LoopbackFabric fabric;
     final LoopbackCmId owner;
@@ -228,8 +228,34 @@ final class LoopbackQueuePair implements QueuePair {
         post(WR_WRITE_IMM, wrId, region, offset, length, remoteAddress, rkey, imm, flags);
     }
 
+    @Override
+    public void postSendInline(long wrId, ByteBuffer head, int headOffset, int headLength, ByteBuffer body,
+                               int bodyOffset, int bodyLength, int flags) throws FabricException {
+        ensureSlice("head", head, headOffset, headLength);
+        ensureSlice("body", body, bodyOffset, bodyLength);
+        post(WR_SEND, wrId, null, 0, headLength + bodyLength, 0L, 0, 0, flags | INLINE, head, headOffset,
+            headLength, body, bodyOffset);
+    }
+
+    private void ensureSlice(String what, ByteBuffer b, int offset, int length) throws FabricException {
+        if (b == null || offset < 0 || length < 0 || offset > b.capacity() - length) {
+            throw new FabricException("inline send on " + this + " refused: the " + what + " ["
+                + offset + ", " + offset + " + " + length + ") is not inside " + b);
+        }
+    }
+
     private void post(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
                       int rkey, int imm, int flags) throws FabricException {
+        post(kind, wrId, region, offset, length, remoteAddress, rkey, imm, flags, null, 0, 0, null, 0);
+    }
+
+    /**
+     * {@code head}/{@code body}: a payload gathered from unregistered memory (an inline send without a region);
+     * copied here, at post time.
+     */
+    private void post(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
+                      int rkey, int imm, int flags, ByteBuffer head, int headOffset, int headLength,
+                      ByteBuffer body, int bodyOffset) throws FabricException {
         Effects fx = Effects.begin();
         try {
             lock.lock();
@@ -253,7 +279,10 @@ final class LoopbackQueuePair implements QueuePair {
                 int i = (int) (sendTail % maxSendWr);
                 int forced = SUCCESS;
                 LoopbackMemoryRegion mr = null;
-                if (region instanceof LoopbackMemoryRegion m && m.fabric == fabric && m.isValid()
+                if (head != null) {
+                    inline.put(i * maxInlineData, head, headOffset, headLength);
+                    inline.put(i * maxInlineData + headLength, body, bodyOffset, length - headLength);
+                } else if (region instanceof LoopbackMemoryRegion m && m.fabric == fabric && m.isValid()
                     && m.covers(offset, length)) {
                     mr = m;
                     if (isInline && length > 0) {
@@ -390,7 +419,7 @@ final class LoopbackQueuePair implements QueuePair {
             failConnection(fx, cause);
             return;
         }
-        if (!src.isValid()) {
+        if (src != null && !src.isValid()) {
             completeSend(fx, i, seq, sendOp, LOC_PROT_ERR);
             failConnection(fx, "local protection error: " + src + " was deregistered before the request was"
                 + " carried out");

@@ -47,6 +47,8 @@ final class ShmQueuePair implements QueuePair {
 
     private static final int WR_SEND = 0;
     private static final int WR_WRITE_IMM = 1;
+    /** A send whose payload is gathered from the caller's two buffers at post time (postSendInline). */
+    private static final int WR_SEND_INLINE = 2;
 
     final ShmFabric fabric;
     final ShmCmId owner;
@@ -261,17 +263,35 @@ final class ShmQueuePair implements QueuePair {
 
     @Override
     public void postSend(long wrId, MemoryRegion region, int offset, int length, int flags) throws FabricException {
-        post(WR_SEND, wrId, region, offset, length, 0L, 0, 0, flags);
+        post(WR_SEND, wrId, region, offset, length, 0L, 0, 0, flags, null, 0, 0, null, 0);
+    }
+
+    @Override
+    public void postSendInline(long wrId, ByteBuffer head, int headOffset, int headLength, ByteBuffer body,
+                               int bodyOffset, int bodyLength, int flags) throws FabricException {
+        ensureSlice("head", head, headOffset, headLength);
+        ensureSlice("body", body, bodyOffset, bodyLength);
+        post(WR_SEND_INLINE, wrId, null, 0, headLength + bodyLength, 0L, 0, 0, flags | INLINE, head, headOffset,
+            headLength, body, bodyOffset);
+    }
+
+    private void ensureSlice(String what, ByteBuffer b, int offset, int length) throws FabricException {
+        if (b == null || offset < 0 || length < 0 || offset > b.capacity() - length) {
+            throw new FabricException("inline send on " + this + " refused: the " + what + " ["
+                + offset + ", " + offset + " + " + length + ") is not inside " + b);
+        }
     }
 
     @Override
     public void postWriteWithImm(long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
                                  int rkey, int imm, int flags) throws FabricException {
-        post(WR_WRITE_IMM, wrId, region, offset, length, remoteAddress, rkey, imm, flags);
+        post(WR_WRITE_IMM, wrId, region, offset, length, remoteAddress, rkey, imm, flags, null, 0, 0, null, 0);
     }
 
+    /** {@code head}/{@code body}: the gathered payload of {@link #WR_SEND_INLINE} (the body is the rest). */
     private void post(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                      int rkey, int imm, int flags) throws FabricException {
+                      int rkey, int imm, int flags, ByteBuffer head, int headOffset, int headLength, ByteBuffer body,
+                      int bodyOffset) throws FabricException {
         String failure;
         int cause = CAUSE_FAILURE;
         boolean signaled = (flags & SIGNALED) != 0;
@@ -291,7 +311,8 @@ final class ShmQueuePair implements QueuePair {
                 throw new FabricException("inline send of " + length + " bytes on " + this
                     + " refused: maxInlineData is " + maxInlineData);
             }
-            failure = carryOut(kind, wrId, region, offset, length, remoteAddress, rkey, imm, signaled);
+            failure = carryOut(kind, wrId, region, offset, length, remoteAddress, rkey, imm, signaled, head,
+                headOffset, headLength, body, bodyOffset);
             if (failure != null && failure.startsWith("receiver not ready")) {
                 cause = CAUSE_RECEIVER_NOT_READY;
             }
@@ -310,12 +331,14 @@ final class ShmQueuePair implements QueuePair {
      * cause of the connection's failure (the error completions are already added).
      */
     private String carryOut(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                            int rkey, int imm, boolean signaled) {
+                            int rkey, int imm, boolean signaled, ByteBuffer head, int headOffset, int headLength,
+                            ByteBuffer body, int bodyOffset) {
         assert lock.isHeldByCurrentThread();
         long seq = sendTail++;
-        int sendOp = kind == WR_SEND ? OP_SEND : OP_RDMA_WRITE;
-        if (!(region instanceof ShmMemoryRegion src) || src.fabric != fabric || !src.isValid()
-            || !src.covers(offset, length)) {
+        int sendOp = kind == WR_WRITE_IMM ? OP_RDMA_WRITE : OP_SEND;
+        ShmMemoryRegion src = region instanceof ShmMemoryRegion r ? r : null;
+        if (kind != WR_SEND_INLINE && (src == null || src.fabric != fabric || !src.isValid()
+            || !src.covers(offset, length))) {
             completeSend(wrId, seq, sendOp, LOC_PROT_ERR, 0);
             return "local protection error: a posted request named memory outside a valid registered region ("
                 + region + ", [" + offset + ", " + offset + " + " + length + "))";
@@ -345,7 +368,7 @@ final class ShmQueuePair implements QueuePair {
         if (!ShmRingsDescriptor.tryAcquireReceive(rings, peerRecvQueue, peerCapacity, t)) {
             completeSend(wrId, seq, sendOp, RNR_RETRY_EXC_ERR, 0);
             fabric.receiverNotReady();
-            return "receiver not ready: a " + (kind == WR_SEND ? "send" : "write with immediate") + " from " + this
+            return "receiver not ready: a " + (kind == WR_WRITE_IMM ? "write with immediate" : "send") + " from " + this
                 + " arrived where the peer had no receive posted";
         }
         if (!ShmRingsDescriptor.compareAndSetTaken(rings, peerRecvQueue, t)) {
@@ -358,7 +381,7 @@ final class ShmQueuePair implements QueuePair {
         int recvOffset = rings.getInt(e + ShmRingsDescriptor.RECV_OFFSET);
         int recvLength = rings.getInt(e + ShmRingsDescriptor.RECV_LENGTH);
         ShmRingsDescriptor.beginCompletion(rings, peerCompletions, peerCapacity, t);
-        if (kind == WR_SEND) {
+        if (kind != WR_WRITE_IMM) {
             ByteBuffer dst;
             try {
                 dst = peer.region(recvRkey, MemoryRegion.LOCAL_WRITE);
@@ -376,7 +399,10 @@ final class ShmQueuePair implements QueuePair {
                 return "a send of " + length + " bytes from " + this + " is larger than the receive of "
                     + recvLength + " bytes the peer posted (local length error at the receiver)";
             }
-            if (length > 0) {
+            if (kind == WR_SEND_INLINE) {
+                dst.put(recvOffset, head, headOffset, headLength);
+                dst.put(recvOffset + headLength, body, bodyOffset, length - headLength);
+            } else if (length > 0) {
                 dst.put(recvOffset, src.memory, offset, length);
             }
             releaseCompletion(t, SUCCESS, OP_RECV, length, 0, 0);

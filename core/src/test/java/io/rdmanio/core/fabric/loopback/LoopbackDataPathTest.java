@@ -60,6 +60,56 @@ class LoopbackDataPathTest {
     }
 
     @Test
+    void inlineSendGatheredFromUnregisteredMemoryCopiesAtPostTime() throws IOException {
+        try (Link link = Link.connected()) {
+            java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(8);
+            java.nio.ByteBuffer body = java.nio.ByteBuffer.allocateDirect(100);
+            for (int i = 0; i < 8; i++) {
+                head.put(i, (byte) (200 + i));
+            }
+            for (int i = 0; i < 100; i++) {
+                body.put(i, (byte) i);
+            }
+            head.position(1);
+            body.position(7);
+            // 5 bytes of the head at 2, then 50 of the body at 10: 55 bytes, within the link's maxInlineData (64).
+            link.clientQp.postSendInline(3, head, 2, 5, body, 10, 50, SIGNALED);
+            body.put(10, (byte) 99);
+            assertEquals(1, head.position(), "the head's position is the caller's");
+            assertEquals(7, body.position(), "the body's position is the caller's");
+            link.expectOne(link.serverRecvCq, SUCCESS, OP_RECV);
+            assertEquals(55, link.out.byteLen[0]);
+            java.nio.ByteBuffer got = link.serverMr.buffer();
+            for (int i = 0; i < 5; i++) {
+                assertEquals((byte) (202 + i), got.get(i));
+            }
+            for (int i = 0; i < 50; i++) {
+                assertEquals((byte) (10 + i), got.get(5 + i), "copied at post time, before the body changed");
+            }
+            link.expectOne(link.clientSendCq, SUCCESS, OP_SEND);
+            FabricException tooLong = assertThrows(FabricException.class,
+                () -> link.clientQp.postSendInline(4, head, 0, 8, body, 0, 57, SIGNALED));
+            assertTrue(tooLong.getMessage().contains("maxInlineData is 64"), tooLong.getMessage());
+            FabricException outside = assertThrows(FabricException.class,
+                () -> link.clientQp.postSendInline(5, head, 4, 8, body, 0, 1, SIGNALED));
+            assertTrue(outside.getMessage().contains("the head [4, 4 + 8) is not inside"), outside.getMessage());
+        }
+    }
+
+    @Test
+    void aFabricOffersNoInlineSendsUntilAsked() throws IOException {
+        LoopbackFabric f = LoopbackFabric.open(1);
+        try {
+            assertEquals(0, f.maxInlineData());
+            f.offerInline(4096);
+            assertEquals(4096, f.maxInlineData());
+            assertThrows(IllegalArgumentException.class, () -> f.offerInline(65537));
+        } finally {
+            f.close();
+        }
+    }
+
+    @Test
     void reusingASendBufferBeforeItsCompletionIsCaught() throws IOException {
         try (Link link = Link.connected()) {
             link.fill(link.clientMr, 0, 512, 1);

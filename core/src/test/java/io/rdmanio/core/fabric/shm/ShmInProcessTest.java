@@ -196,6 +196,45 @@ class ShmInProcessTest {
     }
 
     @Test
+    void inlineSendGatheredFromUnregisteredMemoryArrivesByteExact() throws IOException {
+        try (ShmPair pair = ShmPair.connected(dir, 8, 2, 256)) {
+            ByteBuffer head = ByteBuffer.allocate(24);
+            ByteBuffer body = ByteBuffer.allocateDirect(64);
+            for (int i = 0; i < 24; i++) {
+                head.put(i, (byte) (100 + i));
+            }
+            for (int i = 0; i < 64; i++) {
+                body.put(i, (byte) (i * 3));
+            }
+            // 24 + 40 = 64 bytes, the client queue pair's maxInlineData.
+            pair.clientQp.postSendInline(5, head, 0, 24, body, 20, 40, QueuePair.SIGNALED);
+            body.put(20, (byte) 1);
+            Completions out = new Completions(8);
+            pollExactly(pair.clientSendCq, out, 1);
+            assertEquals(Completions.SUCCESS, out.status[0]);
+            assertEquals(Completions.OP_SEND, out.opcode[0]);
+            assertEquals(64, out.byteLen[0]);
+            pollExactly(pair.serverRecvCq, out, 1);
+            assertEquals(Completions.SUCCESS, out.status[0]);
+            assertEquals(64, out.byteLen[0]);
+            ByteBuffer got = pair.serverMr.buffer();
+            for (int i = 0; i < 24; i++) {
+                assertEquals((byte) (100 + i), got.get(i));
+            }
+            for (int i = 0; i < 40; i++) {
+                assertEquals((byte) ((20 + i) * 3), got.get(24 + i), "copied at post time");
+            }
+            FabricException tooLong = assertThrows(FabricException.class,
+                () -> pair.clientQp.postSendInline(6, head, 0, 24, body, 0, 41, 0));
+            assertTrue(tooLong.getMessage().contains("maxInlineData is 64"), tooLong.getMessage());
+            FabricException outside = assertThrows(FabricException.class,
+                () -> pair.clientQp.postSendInline(7, head, 0, 24, body, 60, 5, 0));
+            assertTrue(outside.getMessage().contains("the body [60, 60 + 5) is not inside"), outside.getMessage());
+            assertEquals(65536 * 16, pair.clientFabric.maxInlineData(), "1 MiB: every send is copied at post time");
+        }
+    }
+
+    @Test
     void sendWithoutPostedReceiveIsReceiverNotReady() throws IOException {
         try (ShmPair pair = ShmPair.connected(dir, 8, 0, 64)) {
             pair.clientQp.postSend(1, pair.clientMr, 0, 10, 0);
