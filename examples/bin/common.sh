@@ -11,6 +11,39 @@ ensure_built() {
     CP="$EXAMPLES/classes:$EXAMPLES/lib/*"
 }
 
+# A work directory in $WORK, removed on exit together with the server in $SERVER_PID (if one is running).
+with_work_dir() {
+    WORK="$(mktemp -d)"
+    SERVER_PID=""
+    trap cleanup_work_dir EXIT
+}
+
+cleanup_work_dir() {
+    if [[ -n "$SERVER_PID" ]]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+
+# await_port PID LOG SED_PATTERN: prints the port a starting server wrote to LOG (the pattern's one group);
+# fails, showing the log, if the server exits first or takes more than 60 s.
+await_port() {
+    local pid="$1" log="$2" pattern="$3" port=""
+    for _ in $(seq 1 600); do
+        port="$(sed -n "s/$pattern/\1/p" "$log")"
+        if [[ -n "$port" ]]; then
+            echo "$port"
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || { echo "the server exited before it listened:" >&2; cat "$log" >&2; return 1; }
+        sleep 0.1
+    done
+    echo "the server did not listen within 60 s:" >&2
+    cat "$log" >&2
+    return 1
+}
+
 # java with only the agent flag added: java_agent OPTIONS MAIN ARGS...
 java_agent() {
     local options="$1"

@@ -7,16 +7,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_built
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-    if [[ -n "$SERVER_PID" ]]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+with_work_dir
 cat > "$WORK/rules" <<RULES
 # Jetty listens on the fabric and on TCP; clients with the agent connect over the fabric.
 bind 127.0.0.1 * both
@@ -30,14 +21,7 @@ echo "==> rules:"; sed 's/^/    /' "$WORK/rules"
 java "${LOG[@]}" -javaagent:"$AGENT=rules=$WORK/rules,fabric=shm,stats=$WORK/server.json" -cp "$CP" \
     io.rdmanio.examples.jetty.JettyServer 127.0.0.1 0 "$WORK/www" > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
-PORT=""
-for _ in $(seq 1 600); do
-    PORT="$(sed -n 's/^jetty on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/server.log")"
-    [[ -n "$PORT" ]] && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
-    sleep 0.1
-done
-[[ -n "$PORT" ]] || { echo "jetty did not start" >&2; cat "$WORK/server.log" >&2; exit 1; }
+PORT="$(await_port "$SERVER_PID" "$WORK/server.log" '^jetty on 127\.0\.0\.1:\([0-9]*\)$')" || exit 1
 BASE="http://127.0.0.1:$PORT"
 echo "==> Jetty server (with the agent): $(grep -m1 'bind ' "$WORK/server.log" | sed 's/.*io.rdmanio.routing - //')"
 

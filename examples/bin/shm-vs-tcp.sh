@@ -6,16 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_built
 SECONDS_EACH="${1:-2}"
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-    if [[ -n "$SERVER_PID" ]]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+with_work_dir
 cat > "$WORK/rules" <<RULES
 bind 127.0.0.1 *
 connect 127.0.0.1 *
@@ -30,14 +21,9 @@ run() {
     fi
     java "${agent[@]}" -cp "$CP" io.rdmanio.examples.measure.MeasureServer 127.0.0.1 0 > "$WORK/$label-server.log" 2>&1 &
     SERVER_PID=$!
-    local port=""
-    for _ in $(seq 1 600); do
-        port="$(sed -n 's/^measure server listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$WORK/$label-server.log")"
-        [[ -n "$port" ]] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/$label-server.log" >&2; exit 1; }
-        sleep 0.1
-    done
-    [[ -n "$port" ]] || { echo "the measure server did not start" >&2; cat "$WORK/$label-server.log" >&2; exit 1; }
+    local port
+    port="$(await_port "$SERVER_PID" "$WORK/$label-server.log" \
+        '^measure server listening on 127\.0\.0\.1:\([0-9]*\)$')" || exit 1
     if [[ -n "${2:-}" ]]; then
         agent=(-javaagent:"$AGENT=$2,stats=$WORK/$label-client.json")
     fi

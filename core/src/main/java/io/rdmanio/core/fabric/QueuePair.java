@@ -54,6 +54,18 @@ public interface QueuePair {
     }
 
     /**
+     * For implementations of {@link #postSendInline}: fails unless {@code [offset, offset + length)} lies inside
+     * {@code b}, naming the piece ({@code "head"} or {@code "body"}) and the queue pair.
+     */
+    static void ensureInlineSlice(QueuePair qp, String what, ByteBuffer b, int offset, int length)
+            throws FabricException {
+        if (b == null || offset < 0 || length < 0 || offset > b.capacity() - length) {
+            throw new FabricException("inline send on " + qp + " refused: the " + what + " [" + offset + ", "
+                + offset + " + " + length + ") is not inside " + b);
+        }
+    }
+
+    /**
      * Posts an RDMA write of {@code length} bytes from {@code region} at {@code offset} to the peer's
      * {@code remoteAddress} under {@code rkey}, carrying {@code imm}: it consumes one posted receive at the peer,
      * which completes with {@link Completions#OP_RECV_RDMA_WITH_IMM}.

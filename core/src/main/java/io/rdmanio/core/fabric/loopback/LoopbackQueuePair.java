@@ -231,17 +231,10 @@ final class LoopbackQueuePair implements QueuePair {
     @Override
     public void postSendInline(long wrId, ByteBuffer head, int headOffset, int headLength, ByteBuffer body,
                                int bodyOffset, int bodyLength, int flags) throws FabricException {
-        ensureSlice("head", head, headOffset, headLength);
-        ensureSlice("body", body, bodyOffset, bodyLength);
+        QueuePair.ensureInlineSlice(this, "head", head, headOffset, headLength);
+        QueuePair.ensureInlineSlice(this, "body", body, bodyOffset, bodyLength);
         post(WR_SEND, wrId, null, 0, headLength + bodyLength, 0L, 0, 0, flags | INLINE, head, headOffset,
             headLength, body, bodyOffset);
-    }
-
-    private void ensureSlice(String what, ByteBuffer b, int offset, int length) throws FabricException {
-        if (b == null || offset < 0 || length < 0 || offset > b.capacity() - length) {
-            throw new FabricException("inline send on " + this + " refused: the " + what + " ["
-                + offset + ", " + offset + " + " + length + ") is not inside " + b);
-        }
     }
 
     private void post(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
