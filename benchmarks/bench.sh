@@ -6,6 +6,7 @@
 #                                   PNG plots regenerated from it
 #   benchmarks/bench.sh --profile   the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
 #   benchmarks/bench.sh --plots     only regenerate the plots from the JSON already in benchmarks/results/
+#   ... --transports tcp,disni      (after --quick or alone) only these transports; tcp is always one of them
 #
 # Builds the agent jar and the benchmarks jar first when they are missing or older than the sources.
 set -euo pipefail
@@ -18,13 +19,16 @@ agent_jar="$root/selector/target/rdmanio-agent.jar"
 
 mode=full
 case "${1:-}" in
-  --quick) mode=quick ;;
-  --profile) mode=profile ;;
-  --plots) mode=plots ;;
-  "") ;;
-  -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-  *) echo "bench.sh: unknown argument '$1' (expected --quick, --profile, --plots or nothing)" >&2; exit 2 ;;
+  --quick|--profile|--plots) mode="${1#--}"; shift ;;
+  -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
 esac
+extra=()
+if [[ "${1:-}" == --transports && $mode != plots && $mode != profile ]]; then
+  [[ -n "${2:-}" ]] || { echo "bench.sh: --transports needs a list such as tcp,disni" >&2; exit 2; }
+  extra=(--transports "$2")
+  shift 2
+fi
+[[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' (expected --quick, --profile, --plots, [--quick] --transports LIST, or nothing)" >&2; exit 2; }
 
 needs_build() {
   [[ -f "$bench_jar" && -f "$agent_jar" ]] || return 0
@@ -80,7 +84,7 @@ case $mode in
   quick)
     tmp="$(mktemp -d)"
     trap 'rm -rf "$tmp"' EXIT
-    "$java" -cp "$cp" io.rdmanio.benchmarks.BenchMain --quick --results "$tmp"
+    "$java" -cp "$cp" io.rdmanio.benchmarks.BenchMain --quick --results "$tmp" "${extra[@]}"
     ;;
   profile)
     mkdir -p "$results"
@@ -88,7 +92,7 @@ case $mode in
     ;;
   full)
     mkdir -p "$results"
-    "$java" -cp "$cp" io.rdmanio.benchmarks.BenchMain --results "$results"
+    "$java" -cp "$cp" io.rdmanio.benchmarks.BenchMain --results "$results" "${extra[@]}"
     plots
     ;;
 esac

@@ -32,7 +32,11 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * BenchMain --only G1,G2 [--results DIR]  only those groups (RoundTripBench, StreamBench, ConnectBench,
  *                                        ManyConnectionsBench, ConnectionTest, IdleCpu), full settings
  * BenchMain --profile [--results DIR]    the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
+ * ... --transports tcp,T[,T...]          only these transports (tcp always: every row is a ratio to it)
  * </pre>
+ *
+ * <p>Every transport this machine can run is measured: disni where an RDMA device serves an addressed network
+ * interface (its rows run on that address), the others on 127.0.0.1.
  *
  * <p>The class path must hold the benchmarks jar and the agent jar ({@code selector/target/rdmanio-agent.jar}):
  * JMH's forks inherit it, and the flags of each transport decide whether the agent's provider is used.
@@ -62,7 +66,7 @@ public final class BenchMain {
         String hdr;
     }
 
-    private BenchMain(boolean quick, Path results) throws IOException {
+    private BenchMain(boolean quick, Path results, List<String> only) throws IOException {
         this.quick = quick;
         this.results = results;
         Path tmp = Files.createTempDirectory("rdmanio-bench");
@@ -70,6 +74,9 @@ public final class BenchMain {
         hdrDir = Files.createDirectories(tmp.resolve("hdr"));
         Files.createDirectories(results);
         for (Transport t : Transport.values()) {
+            if (only != null && !only.contains(t.label())) {
+                continue;
+            }
             String reason = t.unavailableReason();
             if (reason == null) {
                 transports.add(t);
@@ -83,6 +90,7 @@ public final class BenchMain {
         boolean quick = false;
         boolean profile = false;
         List<String> onlyGroups = null;
+        List<String> onlyTransports = null;
         Path results = Path.of("benchmarks", "results");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -90,11 +98,20 @@ public final class BenchMain {
                 case "--profile": profile = true; break;
                 case "--results": results = Path.of(args[++i]); break;
                 case "--only": onlyGroups = List.of(args[++i].split(",")); break;
+                case "--transports": onlyTransports = List.of(args[++i].split(",")); break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (expected --quick, --profile, --only GROUP[,GROUP...], --results DIR)");
+                        + " (expected --quick, --profile, --only GROUP[,GROUP...], --transports T[,T...], --results DIR)");
             }
         }
-        BenchMain m = new BenchMain(quick, results);
+        if (onlyTransports != null) {
+            for (String t : onlyTransports) {
+                Transport.of(t);
+            }
+            if (!onlyTransports.contains("tcp")) {
+                throw new IllegalArgumentException("--transports must include tcp: every row is a ratio to it");
+            }
+        }
+        BenchMain m = new BenchMain(quick, results, onlyTransports);
         m.only = onlyGroups;
         System.out.println(Machine.describe());
         Files.writeString(results.resolve("machine.json"), Machine.json());
@@ -108,22 +125,21 @@ public final class BenchMain {
     }
 
     private void runQuick() throws Exception {
-        List<Transport> three = transports.stream().filter(t -> t != Transport.DISNI).toList();
-        int steps = three.size() * 2 + 2;
+                int steps = transports.size() * 2 + 2;
         int step = 0;
-        for (Transport t : three) {
+        for (Transport t : transports) {
             run(++step, steps, "RoundTripBench", t, Map.of("size", new String[] {"64", "4096"},
                     "io", new String[] {"selector"}), false);
         }
-        for (Transport t : three) {
+        for (Transport t : transports) {
             run(++step, steps, "StreamBench", t, Map.of("size", new String[] {"1048576"}), false);
         }
         System.out.printf(Locale.ROOT, "[%d/%d] connection test, 10 s per transport (%.0f s so far)%n", ++step,
                 steps, elapsed());
-        List<ConnectionTest.Result> conn = ConnectionTest.orchestrate(three, 10, 8);
+        List<ConnectionTest.Result> conn = ConnectionTest.orchestrate(transports, 10, 8);
         System.out.printf(Locale.ROOT, "[%d/%d] idle CPU, 3 s per transport (%.0f s so far)%n", ++step, steps,
                 elapsed());
-        List<IdleCpu.Result> idle = IdleCpu.orchestrate(three, 3);
+        List<IdleCpu.Result> idle = IdleCpu.orchestrate(transports, 3);
         String report = tables() + "\nconnection test (1 KiB, 8 in flight, ringDepth=2, 4 KiB socket buffers, 10 s)\n"
                 + ConnectionTest.table(conn) + idleHeading(3) + IdleCpu.table(idle);
         System.out.println();

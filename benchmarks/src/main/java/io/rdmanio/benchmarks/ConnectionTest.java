@@ -132,7 +132,7 @@ public final class ConnectionTest {
                     stats.add(serverStats);
                 }
                 int port = ServerHandle.freePort();
-                cmd.addAll(List.of(EchoServer.class.getName(), "127.0.0.1", Integer.toString(port),
+                cmd.addAll(List.of(EchoServer.class.getName(), t.host(), Integer.toString(port),
                         Integer.toString(SOCKET_BUFFER)));
                 server = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 String ready = new BufferedReader(new InputStreamReader(server.getInputStream(),
@@ -142,7 +142,7 @@ public final class ConnectionTest {
                     r.firstError = "the server did not start: " + ready;
                     return;
                 }
-                client.addAll(List.of("--role", "client", "--host", "127.0.0.1", "--port", Integer.toString(port)));
+                client.addAll(List.of("--role", "client", "--host", t.host(), "--port", Integer.toString(port)));
             }
             client.addAll(List.of("--seconds", Integer.toString(seconds), "--inflight", Integer.toString(inflight)));
             Process c = new ProcessBuilder(client).redirectError(ProcessBuilder.Redirect.INHERIT).start();

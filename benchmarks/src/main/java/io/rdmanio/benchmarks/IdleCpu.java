@@ -180,14 +180,14 @@ public final class IdleCpu {
             } else {
                 List<String> s = javaCommand(t, rules);
                 int port = ServerHandle.freePort();
-                s.addAll(List.of(EchoServer.class.getName(), "127.0.0.1", Integer.toString(port)));
+                s.addAll(List.of(EchoServer.class.getName(), t.host(), Integer.toString(port)));
                 server = new ProcessBuilder(s).redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 String ready = new BufferedReader(new InputStreamReader(server.getInputStream(),
                         StandardCharsets.UTF_8)).readLine();
                 if (ready == null || !ready.startsWith("READY")) {
                     throw new IOException("the echo server did not start: " + ready);
                 }
-                cmd.addAll(List.of("--client", "127.0.0.1", Integer.toString(port)));
+                cmd.addAll(List.of("--client", t.host(), Integer.toString(port)));
             }
             client = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
             BufferedReader out = new BufferedReader(new InputStreamReader(client.getInputStream(),

@@ -34,7 +34,7 @@ public final class ServerHandle implements AutoCloseable {
     public static ServerHandle start(Transport transport, int socketBuffer, List<String> extraFlags)
             throws IOException {
         if (transport.inProcessOnly()) {
-            EchoServer s = new EchoServer(new InetSocketAddress("127.0.0.1", 0), socketBuffer).start();
+            EchoServer s = new EchoServer(new InetSocketAddress(transport.host(), 0), socketBuffer).start();
             return new ServerHandle(s, null, s.address());
         }
         int port = freePort();
@@ -47,7 +47,7 @@ public final class ServerHandle implements AutoCloseable {
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(EchoServer.class.getName());
-        cmd.add("127.0.0.1");
+        cmd.add(transport.host());
         cmd.add(Integer.toString(port));
         cmd.add(Integer.toString(socketBuffer));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -58,7 +58,7 @@ public final class ServerHandle implements AutoCloseable {
             throw new IOException("the " + transport.label() + " echo server process did not start (said: " + line
                     + "; command: " + String.join(" ", cmd) + ")");
         }
-        return new ServerHandle(null, p, new InetSocketAddress("127.0.0.1", port));
+        return new ServerHandle(null, p, new InetSocketAddress(transport.host(), port));
     }
 
     /** The transport flags of this JVM, so the server process runs on the same transport. */

@@ -1,6 +1,8 @@
 package io.rdmanio.benchmarks;
 
+import io.rdmanio.core.fabric.disni.DisniDevices;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.channels.spi.SelectorProvider;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,7 +15,9 @@ import java.util.Locale;
  * java.nio; only these flags differ between the rows of a table.
  *
  * <p>{@code tcp} is the JDK's own provider (no rdmanio flag at all). The fabric transports use the property
- * activation with a rules file that routes every socket on 127.0.0.1 to the fabric.
+ * activation with a rules file that routes every socket on 127.0.0.1 (and, where an RDMA device is, on the
+ * device's address) to the fabric. Every transport runs on 127.0.0.1 except disni, which runs on the address of
+ * the network interface an RDMA device serves ({@link #host()}).
  */
 public enum Transport {
     TCP(null), LOOPBACK("loopback"), SHM("shm"), DISNI("disni");
@@ -32,6 +36,17 @@ public enum Transport {
 
     public static Transport of(String label) {
         return valueOf(label.toUpperCase(Locale.ROOT));
+    }
+
+    /** The address servers of this transport bind and clients connect to. */
+    public String host() {
+        if (this == DISNI) {
+            InetAddress a = DisniDevices.deviceAddress();
+            if (a != null) {
+                return a.getHostAddress();
+            }
+        }
+        return "127.0.0.1";
     }
 
     /** Whether client and server must share one JVM (the loopback fabric connects only within a JVM). */
@@ -64,8 +79,11 @@ public enum Transport {
             case DISNI:
                 Path ib = Path.of("/sys/class/infiniband");
                 try (var devices = Files.list(ib)) {
-                    return devices.findAny().isPresent() ? null
-                            : "no RDMA device in /sys/class/infiniband (soft-RoCE: rdma link add rxe0 type rxe netdev eth0)";
+                    if (devices.findAny().isEmpty()) {
+                        return "no RDMA device in /sys/class/infiniband (soft-RoCE: rdma link add rxe0 type rxe netdev eth0)";
+                    }
+                    return DisniDevices.deviceAddress() != null ? null
+                            : "the RDMA devices " + DisniDevices.devices() + " serve no network interface with an address";
                 } catch (IOException e) {
                     return "no RDMA device: /sys/class/infiniband does not exist";
                 }
@@ -74,11 +92,19 @@ public enum Transport {
         }
     }
 
-    /** The rules file every fabric run uses: everything on 127.0.0.1 is carried by the fabric. */
+    /**
+     * The rules file every fabric run uses: everything on 127.0.0.1 is carried by the fabric, and everything on
+     * the RDMA device's address when this machine has one.
+     */
     public static Path writeRules(Path dir) throws IOException {
         Path rules = dir.resolve("bench.rules");
-        Files.writeString(rules, "# rdmanio benchmarks: every socket on 127.0.0.1 is carried by the fabric\n"
-                + "bind    127.0.0.1  *\nconnect 127.0.0.1  *\n");
+        StringBuilder text = new StringBuilder("# rdmanio benchmarks: every socket on these addresses is carried by"
+                + " the fabric\nbind    127.0.0.1  *\nconnect 127.0.0.1  *\n");
+        if (DISNI.unavailableReason() == null) {
+            String device = DISNI.host();
+            text.append("bind    ").append(device).append("  *\nconnect ").append(device).append("  *\n");
+        }
+        Files.writeString(rules, text);
         return rules;
     }
 
