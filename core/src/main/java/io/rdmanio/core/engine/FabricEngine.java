@@ -562,6 +562,16 @@ final class FabricEngine implements Engine {
         lingering.decrementAndGet();
     }
 
+    /**
+     * Whether no thread is registered as waiting and no relayed arm is outstanding: what holds whenever nobody
+     * waits on this engine (for tests).
+     */
+    boolean isWaitIdle() {
+        synchronized (waiters) {
+            return waiters.isEmpty() && relayWaiters.isEmpty() && !relayArmed;
+        }
+    }
+
     /** Connections closed or failed and not yet torn down (for tests). */
     int lingeringCount() {
         return lingering.get();
