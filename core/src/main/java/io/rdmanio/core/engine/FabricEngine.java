@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * caller returns at once; connections are entered under it with their own lock (order: progress lock, then a
  * connection's lock; never the reverse). Setup state (the id and queue-pair maps, the completion-queue budget)
  * is guarded by {@link #setupLock}, which is never held while a connection lock is taken. Waiters are guarded by
- * their list's monitor, a leaf lock.
+ * their list's monitor, a leaf lock. Arming and withdrawing relays take {@link #armLock} first, then the waiters'
+ * monitor or the fabric's queue locks; nothing holding those takes it.
  */
 final class FabricEngine implements Engine {
 
