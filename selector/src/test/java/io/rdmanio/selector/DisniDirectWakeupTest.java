@@ -2,6 +2,7 @@ package io.rdmanio.selector;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -12,9 +13,12 @@ import io.rdmanio.core.fabric.disni.DisniDevices;
 import io.rdmanio.core.fabric.disni.DisniFabric;
 import io.rdmanio.core.fabric.disni.DisniFabricProvider;
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.reflect.Field;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -122,10 +126,95 @@ class DisniDirectWakeupTest {
         }
     }
 
+    /**
+     * A blocking read that times out armed the engine's queues for a fabric thread to relay its wakeup; once it
+     * stopped waiting nobody needs that relay, and the completion thread must go back to sleep instead of standing
+     * by on the device for a notification nobody awaits.
+     */
+    @Test
+    void aTimedOutBlockingReadLeavesTheCompletionThreadParked() throws Exception {
+        try (ServerSocketChannel server = provider.openServerSocketChannel();
+             SocketChannel client = provider.openSocketChannel()) {
+            server.bind(new InetSocketAddress(rdmaAddress, 0));
+            assertTrue(client.connect(server.getLocalAddress()));
+            try (SocketChannel accepted = server.accept()) {
+                Thread completions = completionThread();
+                awaitState(completions, Thread.State.WAITING, "the completion thread before the read");
+                Socket socket = accepted.socket();
+                socket.setSoTimeout(200);
+                InputStream in = socket.getInputStream();
+                assertThrows(SocketTimeoutException.class, in::read, "nothing was sent");
+                awaitState(completions, Thread.State.WAITING, "the completion thread after the read timed out");
+
+                socket.setSoTimeout((int) TimeUnit.NANOSECONDS.toMillis(TIMEOUT_NANOS));
+                assertEquals(1, client.write(ByteBuffer.wrap(new byte[] {42})));
+                assertEquals(42, in.read(), "the byte sent after the timeout");
+            }
+        }
+    }
+
     private static DisniFabric fabricOf(Engine engine) throws ReflectiveOperationException {
         Field f = engine.getClass().getDeclaredField("fabric");
         f.setAccessible(true);
         return (DisniFabric) f.get(engine);
+    }
+
+    /** The engine's lingering count and every connection it still knows, with their closing state. */
+    private static String engineState() {
+        try {
+            Engine engine = Engines.get(DisniFabricProvider.NAME);
+            java.lang.reflect.Method count = engine.getClass().getDeclaredMethod("lingeringCount");
+            count.setAccessible(true);
+            StringBuilder b = new StringBuilder("lingering " + count.invoke(engine));
+            Field cf = engine.getClass().getDeclaredField("connections");
+            cf.setAccessible(true);
+            java.util.List<?> list;
+            list = new java.util.ArrayList<>((java.util.List<?>) cf.get(engine));
+            for (Object c : list) {
+                b.append("\n  ").append(c);
+                java.lang.reflect.Method cs = c.getClass().getDeclaredMethod("creditState");
+                cs.setAccessible(true);
+                b.append(" [").append(cs.invoke(c)).append("]");
+                b.append(fields(c));
+            }
+            Object verbs = field(fabricOf(engine), "verbs");
+            b.append("\n verbs:").append(fields(verbs));
+            for (Object id : ((java.util.Map<?, ?>) field(verbs, "ids")).values()) {
+                b.append("\n  ").append(id).append(fields(id));
+            }
+            for (Object q : (Object[]) field(engine, "cqs")) {
+                b.append("\n  cq").append(fields(q)).append(" notifier=").append(field(q, "notifier"));
+            }
+            return b.toString();
+        } catch (IOException | ReflectiveOperationException | RuntimeException e) {
+            return "engine state unavailable: " + e;
+        }
+    }
+
+    private static Object field(Object o, String name) throws ReflectiveOperationException {
+        for (Class<?> c = o.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                Field f = c.getDeclaredField(name);
+                f.setAccessible(true);
+                return f.get(o);
+            } catch (NoSuchFieldException e) {
+                // the superclass may declare it
+            }
+        }
+        throw new NoSuchFieldException(name);
+    }
+
+    private static String fields(Object o) throws ReflectiveOperationException {
+        StringBuilder b = new StringBuilder();
+        for (Field f : o.getClass().getDeclaredFields()) {
+            Class<?> t = f.getType();
+            if (!java.lang.reflect.Modifier.isStatic(f.getModifiers()) && (t.isPrimitive()
+                || t == IOException.class || t == java.util.concurrent.atomic.AtomicInteger.class)) {
+                f.setAccessible(true);
+                b.append(' ').append(f.getName()).append('=').append(f.get(o));
+            }
+        }
+        return b.toString();
     }
 
     private static Thread completionThread() {
@@ -141,7 +230,8 @@ class DisniDirectWakeupTest {
         long deadline = System.nanoTime() + TIMEOUT_NANOS;
         while (t.getState() != state) {
             if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError(what + " is " + t.getState() + ", not " + state);
+                throw new AssertionError(what + " is " + t.getState() + ", not " + state + "; " + engineState()
+                    + "; its stack: " + java.util.Arrays.toString(t.getStackTrace()));
             }
             Thread.onSpinWait();
         }

@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  * caller returns at once; connections are entered under it with their own lock (order: progress lock, then a
  * connection's lock; never the reverse). Setup state (the id and queue-pair maps, the completion-queue budget)
  * is guarded by {@link #setupLock}, which is never held while a connection lock is taken. Waiters are guarded by
- * their list's monitor, a leaf lock.
+ * their list's monitor, a leaf lock. Arming and withdrawing relays take {@link #armLock} first, then the waiters'
+ * monitor or the fabric's queue locks; nothing holding those takes it.
  */
 final class FabricEngine implements Engine {
 
@@ -75,6 +76,21 @@ final class FabricEngine implements Engine {
 
     // ---- guarded by waiters
     private final ArrayList<Notifier> waiters = new ArrayList<>();
+    /**
+     * The waiters that armed some queue without watching its wakeup channel: a fabric thread may have to stand by
+     * to deliver their notification. A subset of {@link #waiters}.
+     */
+    private final ArrayList<Notifier> relayWaiters = new ArrayList<>();
+    /** The size of {@link #relayWaiters}, readable without the lock. */
+    private volatile int relayWaiterCount;
+
+    // ---- arming: armLock is outermost (taken before waiters and before any queue's lock). A queue's relayed arm
+    // outlives the waiter it was made for when that waiter stops waiting for another reason than a completion of
+    // that queue (another queue's completion, a local close, a timeout, an interrupt); it is withdrawn once no
+    // registered waiter relies on a relay, or a fabric thread would stand by for a notification nobody awaits.
+    private final Object armLock = new Object();
+    /** Some queue may hold a relayed arm that {@link #withdrawIdleRelays} has not withdrawn yet. */
+    private volatile boolean relayArmed;
     private volatile boolean signalled;
     private final Notifier fabricNotifier = this::fabricSignalled;
 
@@ -287,6 +303,9 @@ final class FabricEngine implements Engine {
             // A thread that armed after this progress took its completions would otherwise miss them.
             wakeWaiters();
         }
+        if (relayArmed && relayWaiterCount == 0) {
+            withdrawIdleRelays();
+        }
         return work;
     }
 
@@ -422,22 +441,78 @@ final class FabricEngine implements Engine {
         if (closed) {
             return false;
         }
-        synchronized (waiters) {
-            if (!waiters.contains(notifier)) {
-                waiters.add(notifier);
+        synchronized (armLock) {
+            CompletionQueue[] queues = cqs;
+            boolean relay = false;
+            for (CompletionQueue cq : queues) {
+                relay |= !isWatched(cq, watched);
             }
-        }
-        try {
-            for (CompletionQueue cq : cqs) {
-                SelectableChannel w = watched.isEmpty() ? null : cq.wakeupChannel();
-                cq.requestNotify(fabricNotifier, w != null && watched.contains(w));
+            synchronized (waiters) {
+                if (!waiters.contains(notifier)) {
+                    waiters.add(notifier);
+                }
+                if (relay && !relayWaiters.contains(notifier)) {
+                    relayWaiters.add(notifier);
+                    relayWaiterCount = relayWaiters.size();
+                }
             }
-            events.requestNotify(fabricNotifier);
-        } catch (IOException e) {
-            LOG.debug("arming the {} engine failed", fabric.name(), e);
-            return false;
+            if (relay) {
+                relayArmed = true;
+            }
+            try {
+                for (CompletionQueue cq : queues) {
+                    cq.requestNotify(fabricNotifier, isWatched(cq, watched));
+                }
+                events.requestNotify(fabricNotifier);
+            } catch (IOException e) {
+                LOG.debug("arming the {} engine failed", fabric.name(), e);
+                return false;
+            }
         }
         return !(signalled || flushPending || closed);
+    }
+
+    private static boolean isWatched(CompletionQueue cq, List<SelectableChannel> watched) {
+        if (watched.isEmpty()) {
+            return false;
+        }
+        SelectableChannel w = cq.wakeupChannel();
+        return w != null && watched.contains(w);
+    }
+
+    /**
+     * {@code notifier} stopped waiting (signalled or not): it no longer counts as a waiter, and once no waiter
+     * relies on a relay the queues' relayed arms are withdrawn.
+     */
+    private void endWait(Notifier notifier) {
+        synchronized (waiters) {
+            waiters.remove(notifier);
+            if (relayWaiters.remove(notifier)) {
+                relayWaiterCount = relayWaiters.size();
+            }
+        }
+        if (relayArmed && relayWaiterCount == 0) {
+            withdrawIdleRelays();
+        }
+    }
+
+    /**
+     * Tells every queue that no waiter needs a fabric thread to deliver its notification any more. The arms stay
+     * (a watching selector may still rely on them); only the relay goes. Under {@link #armLock}, so that a waiter
+     * arming concurrently either registers before the check (and nothing is withdrawn) or arms after it.
+     */
+    private void withdrawIdleRelays() {
+        synchronized (armLock) {
+            synchronized (waiters) {
+                if (!relayWaiters.isEmpty()) {
+                    return;
+                }
+                relayArmed = false;
+            }
+            for (CompletionQueue cq : cqs) {
+                cq.withdrawRelay();
+            }
+        }
     }
 
     private void fabricSignalled() {
@@ -456,6 +531,8 @@ final class FabricEngine implements Engine {
                 waiters.get(i).signal();
             }
             waiters.clear();
+            relayWaiters.clear();
+            relayWaiterCount = 0;
         }
     }
 
@@ -486,6 +563,16 @@ final class FabricEngine implements Engine {
         lingering.decrementAndGet();
     }
 
+    /**
+     * Whether no thread is registered as waiting and no relayed arm is outstanding: what holds whenever nobody
+     * waits on this engine (for tests).
+     */
+    boolean isWaitIdle() {
+        synchronized (waiters) {
+            return waiters.isEmpty() && relayWaiters.isEmpty() && !relayArmed;
+        }
+    }
+
     /** Connections closed or failed and not yet torn down (for tests). */
     int lingeringCount() {
         return lingering.get();
@@ -495,6 +582,7 @@ final class FabricEngine implements Engine {
         ParkingWaiter wake = ParkingWaiter.current();
         while (!closed) {
             if (lingering.get() == 0) {
+                endWait(wake);
                 LockSupport.park(this);
                 continue;
             }
@@ -533,6 +621,16 @@ final class FabricEngine implements Engine {
             SpinWait.pause(round);
         }
         ParkingWaiter w = ParkingWaiter.current();
+        try {
+            return awaitArmed(w, target, ops, deadline);
+        } finally {
+            endWait(w);
+        }
+    }
+
+    /** {@link #await}'s blocking part: arm, re-check, park, progress, until ready, closed or out of time. */
+    private int awaitArmed(ParkingWaiter w, Waitable target, int ops, long deadline) {
+        int r;
         for (;;) {
             if (Thread.currentThread().isInterrupted() || closed) {
                 return 0;

@@ -54,6 +54,16 @@ public interface CompletionQueue extends AutoCloseable {
         requestNotify(notifier);
     }
 
+    /**
+     * Every waiter that armed this queue without watching {@link #wakeupChannel()} has stopped waiting: the fabric
+     * need no longer keep a thread of its own ready to deliver the notification. The queue stays armed (a caller
+     * that watches the channel may still rely on it, and a completion still runs the notifier when a poll moves it
+     * here); arming it again without {@code watched} restores the relay. No effect on a queue not armed, or on a
+     * fabric that needs no thread to deliver notifications.
+     */
+    default void withdrawRelay() {
+    }
+
     @Override
     void close();
 }

@@ -153,6 +153,16 @@ final class VerbsCompletionQueue implements CompletionQueue {
         }
     }
 
+    @Override
+    public void withdrawRelay() {
+        synchronized (fabric.cqLock) {
+            if (notifier != null && relayed) {
+                relayed = false;
+                fabric.unrelayed();
+            }
+        }
+    }
+
     private void ensureUsable() throws IOException {
         if (closed) {
             throw new FabricException("the completion queue is closed");

@@ -700,6 +700,12 @@ final class VerbsFabric implements DisniVerbs {
         want(1);
     }
 
+    /** An armed SPI queue's relay was withdrawn; the queue stays armed (under the completion lock). */
+    void unrelayed() {
+        assert Thread.holdsLock(cqLock);
+        want(-1);
+    }
+
     /** An armed SPI queue fired or closed (under the completion lock). */
     void disarmed(boolean relayed) {
         assert Thread.holdsLock(cqLock);
