@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.Engines;
-import io.rdmanio.core.fabric.Fabrics;
-import io.rdmanio.core.fabric.disni.DisniDevices;
 import io.rdmanio.core.fabric.disni.DisniFabric;
 import io.rdmanio.core.fabric.disni.DisniFabricProvider;
 import java.io.IOException;
@@ -45,19 +42,8 @@ class DisniDirectWakeupTest {
 
     @BeforeAll
     static void ensureDisniFabric() throws IOException {
-        String reason = Fabrics.provider(DisniFabricProvider.NAME).unavailableReason();
-        assumeTrue(reason == null, () -> "the disni fabric is unavailable here: " + reason);
-        String configured = System.getenv(DisniFabricConformanceTest.ADDRESS_ENV);
-        rdmaAddress = configured != null && !configured.isBlank()
-            ? InetAddress.getByName(configured.trim()) : DisniDevices.deviceAddress();
-        assumeTrue(rdmaAddress != null, () -> "the RDMA device(s) " + DisniDevices.devices()
-            + " have no addressed network interface");
-        if (configured != null && !configured.isBlank()) {
-            System.setProperty("rdmanio." + DisniFabricProvider.ADDRESS, rdmaAddress.getHostAddress());
-        }
-        InetAddress onFabric = rdmaAddress;
-        provider = new RdmaSelectorProvider(TestRouting.fabricFor(a -> onFabric.equals(a.getAddress()),
-            (peer, listening) -> Engines.get(DisniFabricProvider.NAME), DisniFabricProvider.NAME));
+        rdmaAddress = DisniFabricConformanceTest.rdmaAddressOrSkip();
+        provider = DisniFabricConformanceTest.providerOn(rdmaAddress);
     }
 
     @Test

@@ -28,19 +28,32 @@ class DisniFabricConformanceTest extends AbstractNioConformanceTest {
 
     @BeforeAll
     static void ensureDisniFabric() throws IOException {
+        rdmaAddress = rdmaAddressOrSkip();
+        provider = providerOn(rdmaAddress);
+    }
+
+    /**
+     * The address the disni tests use ({@value #ADDRESS_ENV}, else the RDMA device's interface); skips the test
+     * class when the fabric or an address is missing.
+     */
+    static InetAddress rdmaAddressOrSkip() throws IOException {
         String reason = Fabrics.provider(DisniFabricProvider.NAME).unavailableReason();
         assumeTrue(reason == null, () -> "the disni fabric is unavailable here: " + reason);
         String configured = System.getenv(ADDRESS_ENV);
-        rdmaAddress = configured != null && !configured.isBlank()
+        InetAddress address = configured != null && !configured.isBlank()
             ? InetAddress.getByName(configured.trim()) : DisniDevices.deviceAddress();
-        assumeTrue(rdmaAddress != null, () -> "the RDMA device(s) " + DisniDevices.devices()
+        assumeTrue(address != null, () -> "the RDMA device(s) " + DisniDevices.devices()
             + " have no addressed network interface, and " + ADDRESS_ENV + " is not set");
         if (configured != null && !configured.isBlank()) {
             // The fabric binds its connection-manager ids to the same address the suite uses.
-            System.setProperty("rdmanio." + DisniFabricProvider.ADDRESS, rdmaAddress.getHostAddress());
+            System.setProperty("rdmanio." + DisniFabricProvider.ADDRESS, address.getHostAddress());
         }
-        InetAddress onFabric = rdmaAddress;
-        provider = new RdmaSelectorProvider(TestRouting.fabricFor(a -> onFabric.equals(a.getAddress()),
+        return address;
+    }
+
+    /** rdmanio's provider with every socket on {@code onFabric} routed to the JVM's disni engine. */
+    static SelectorProvider providerOn(InetAddress onFabric) {
+        return new RdmaSelectorProvider(TestRouting.fabricFor(a -> onFabric.equals(a.getAddress()),
             (peer, listening) -> Engines.get(DisniFabricProvider.NAME), DisniFabricProvider.NAME));
     }
 
