@@ -5,7 +5,12 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.zip.CRC32;
@@ -95,15 +100,38 @@ public final class EchoClient implements Callable<EchoClient.Result> {
         }
     }
 
-    /** Sends {@code COUNT} messages to {@code HOST PORT}. */
-    public static void main(String[] args) throws IOException {
-        if (args.length != 3) {
-            System.err.println("usage: EchoClient HOST PORT COUNT");
+    /**
+     * Sends {@code COUNT} messages to {@code HOST PORT}, on each of {@code CONNECTIONS} connections at once (default
+     * 1); prints one line per connection and exits 1 unless every one came back intact.
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length != 3 && args.length != 4) {
+            System.err.println("usage: EchoClient HOST PORT COUNT [CONNECTIONS]");
             System.exit(2);
         }
         InetSocketAddress server = new InetSocketAddress(args[0], Integer.parseInt(args[1]));
-        Result result = new EchoClient(server, Integer.parseInt(args[2]), System.nanoTime()).call();
-        System.out.println(result);
-        System.exit(result.intact() ? 0 : 1);
+        int count = Integer.parseInt(args[2]);
+        int connections = args.length == 4 ? Integer.parseInt(args[3]) : 1;
+        if (connections < 1) {
+            System.err.println("CONNECTIONS must be at least 1: " + connections);
+            System.exit(2);
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(connections);
+        List<Future<Result>> results = new ArrayList<>();
+        long seed = System.nanoTime();
+        for (int i = 0; i < connections; i++) {
+            results.add(pool.submit(new EchoClient(server, count, seed + i)));
+        }
+        boolean intact = true;
+        try {
+            for (Future<Result> f : results) {
+                Result r = f.get();
+                System.out.println(r);
+                intact &= r.intact();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        System.exit(intact ? 0 : 1);
     }
 }
