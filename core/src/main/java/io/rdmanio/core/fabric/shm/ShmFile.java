@@ -1,6 +1,7 @@
 package io.rdmanio.core.fabric.shm;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -9,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
 
 /**
@@ -44,8 +46,18 @@ final class ShmFile implements AutoCloseable {
      * Creates, sizes, maps and unlinks {@code path}: mode 0600, or 0660 owned by {@code group} when given.
      */
     static ShmFile create(Path path, int length, GroupPrincipal group) throws IOException {
-        FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-            StandardOpenOption.WRITE);
+        // Created exclusively, then opened through RandomAccessFile: its FileDescriptor lets the JDK say which
+        // descriptor number a peer opens (the directory is this user's alone, 0700, so nothing can swap the file
+        // between the two steps).
+        Files.createFile(path, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+        RandomAccessFile file;
+        try {
+            file = new RandomAccessFile(path.toFile(), "rw");
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(path);
+            throw e;
+        }
+        FileChannel channel = file.getChannel();
         try {
             Files.setPosixFilePermissions(path, group == null ? OWNER_ONLY : OWNER_AND_GROUP);
             if (group != null) {
@@ -53,7 +65,7 @@ final class ShmFile implements AutoCloseable {
             }
             channel.write(ByteBuffer.allocate(1), length - 1L);
             MappedByteBuffer buffer = channel.map(FileChannel.MapMode.READ_WRITE, 0, length);
-            int fd = ShmHost.descriptorOf(path);
+            int fd = ShmHost.descriptorOf(file.getFD(), path);
             long inode = ShmHost.inode(path);
             Files.delete(path);
             return new ShmFile(channel, buffer, fd, inode);

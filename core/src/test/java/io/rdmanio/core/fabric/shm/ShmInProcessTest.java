@@ -87,6 +87,21 @@ class ShmInProcessTest {
     }
 
     @Test
+    void theJdkAndTheProcFdScanNameTheSameDescriptor() throws IOException {
+        // The tests run with sun.nio.ch exported, as rdmanio's provider requires: the fast path is the one taken.
+        assertTrue(ShmHost.asksTheJdk(), "sun.nio.ch.IOUtil.fdVal is not callable here");
+        Path p = dir.resolve("probe");
+        Files.createFile(p);
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(p.toFile(), "rw")) {
+            int asked = ShmHost.descriptorOf(f.getFD(), p);
+            assertTrue(asked > 2, "a descriptor of a file just opened: " + asked);
+            assertEquals(ShmHost.descriptorOf(p), asked);
+        } finally {
+            Files.delete(p);
+        }
+    }
+
+    @Test
     void acceptCarriesPrivateDataBothWays() throws IOException {
         try (ShmPair pair = new ShmPair(dir, 8)) {
             CmEvent request = pair.request(ascii("hello"));
