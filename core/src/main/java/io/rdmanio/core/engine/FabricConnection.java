@@ -619,7 +619,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     /**
      * Sends one frame inline, straight from {@code src}, when nothing staged waits ahead of it and credit and the
-     * send queue allow; the bytes sent (then taken from {@code src}), or 0.
+     * send queue allow; the bytes sent (then taken from {@code src}), 0 when it cannot, -1 when the post failed
+     * (the connection has failed: nothing more is staged for it).
      */
     private int sendInlineLocked(ByteBuffer src) {
         if (inlineLimit == 0 || postSeq != fillSeq || !credit.canSendData() || dataInFlight >= stagingCount
@@ -636,7 +637,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 flags);
         } catch (IOException e) {
             sendFailedLocked(e);
-            return 0;
+            return -1;
         }
         endSendLocked(KIND_INLINE);
         src.position(pos + n);
@@ -703,7 +704,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     if (n == 0) {
                         n = stageLocked(src);
                     }
-                    if (n == 0) {
+                    if (n <= 0) {
                         break outer;
                     }
                     total += n;
