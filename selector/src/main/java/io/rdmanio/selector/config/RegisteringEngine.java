@@ -3,10 +3,8 @@ package io.rdmanio.selector.config;
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
 import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.EngineStats;
 import io.rdmanio.core.engine.Listener;
 import io.rdmanio.core.engine.ReadinessListener;
-import io.rdmanio.core.fabric.Notifier;
 import io.rdmanio.core.resolver.Endpoints;
 import io.rdmanio.core.resolver.Resolver;
 import java.io.IOException;
@@ -19,15 +17,14 @@ import org.slf4j.LoggerFactory;
  * address and announce it; closing the listener withdraws it. A registration that fails is logged and the
  * listener works on (peers with rules still reach it). Thread-safe as the engine.
  */
-final class RegisteringEngine implements Engine {
+final class RegisteringEngine extends ForwardingEngine {
 
     private static final Logger LOG = LoggerFactory.getLogger(RegisteringEngine.class);
 
-    private final Engine engine;
     private final AutoRouting auto;
 
     RegisteringEngine(Engine engine, AutoRouting auto) {
-        this.engine = engine;
+        super(engine);
         this.auto = auto;
     }
 
@@ -50,40 +47,12 @@ final class RegisteringEngine implements Engine {
         return new Registered(l, bound, resolver);
     }
 
-    @Override
-    public String fabricName() {
-        return engine.fabricName();
-    }
 
-    @Override
-    public Connection connect(InetSocketAddress remote, ConnectionOptions options) throws IOException {
-        return engine.connect(remote, options);
-    }
 
-    @Override
-    public int progress() {
-        return engine.progress();
-    }
 
-    @Override
-    public boolean arm(Notifier notifier) {
-        return engine.arm(notifier);
-    }
 
-    @Override
-    public long spinNanos() {
-        return engine.spinNanos();
-    }
 
-    @Override
-    public EngineStats stats() {
-        return engine.stats();
-    }
 
-    @Override
-    public void close() {
-        engine.close();
-    }
 
     /** A registered listener: closing it withdraws the address first, then closes. */
     private static final class Registered implements Listener {

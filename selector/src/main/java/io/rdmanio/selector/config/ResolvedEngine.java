@@ -3,10 +3,7 @@ package io.rdmanio.selector.config;
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
 import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.EngineStats;
-import io.rdmanio.core.engine.Listener;
 import io.rdmanio.core.engine.ReadinessListener;
-import io.rdmanio.core.fabric.Notifier;
 import io.rdmanio.core.resolver.Resolver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -18,15 +15,14 @@ import java.nio.ByteBuffer;
  * fails invalidates the resolver's entry, so the next connect asks again. Everything else is the engine's own.
  * Thread-safe as the engine.
  */
-final class ResolvedEngine implements Engine {
+final class ResolvedEngine extends ForwardingEngine {
 
-    private final Engine engine;
     private final InetSocketAddress logical;
     private final InetSocketAddress target;
     private final Resolver resolver;
 
     ResolvedEngine(Engine engine, InetSocketAddress logical, InetSocketAddress target, Resolver resolver) {
-        this.engine = engine;
+        super(engine);
         this.logical = logical;
         this.target = target;
         this.resolver = resolver;
@@ -42,40 +38,12 @@ final class ResolvedEngine implements Engine {
         }
     }
 
-    @Override
-    public String fabricName() {
-        return engine.fabricName();
-    }
 
-    @Override
-    public Listener listen(InetSocketAddress local, int backlog, ConnectionOptions options) throws IOException {
-        return engine.listen(local, backlog, options);
-    }
 
-    @Override
-    public int progress() {
-        return engine.progress();
-    }
 
-    @Override
-    public boolean arm(Notifier notifier) {
-        return engine.arm(notifier);
-    }
 
-    @Override
-    public long spinNanos() {
-        return engine.spinNanos();
-    }
 
-    @Override
-    public EngineStats stats() {
-        return engine.stats();
-    }
 
-    @Override
-    public void close() {
-        engine.close();
-    }
 
     /** The connection, with a failed connect invalidating the resolver's entry; it reports the logical peer. */
     private final class Watched implements Connection {
