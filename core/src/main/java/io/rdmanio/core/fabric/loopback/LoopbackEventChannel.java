@@ -1,26 +1,18 @@
 package io.rdmanio.core.fabric.loopback;
 
 import io.rdmanio.core.fabric.CmEvent;
-import io.rdmanio.core.fabric.EventChannel;
-import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.Notifier;
-import java.util.ArrayDeque;
-import java.util.Objects;
+import io.rdmanio.core.fabric.QueuedEventChannel;
 
 /**
- * A FIFO of connection-manager events with a one-shot notifier.
+ * The loopback fabric's event channel. Events are posted under connection-manager and queue-pair locks; the
+ * notifier runs after every fabric lock is released.
  *
- * <p>Thread-safe. Its lock is a leaf: it is taken under connection-manager and queue-pair locks, and nothing is
- * locked or called while holding it; the notifier runs after every fabric lock is released.
+ * <p>Thread-safe.
  */
-final class LoopbackEventChannel implements EventChannel {
+final class LoopbackEventChannel extends QueuedEventChannel {
 
     final LoopbackFabric fabric;
-
-    // ---- guarded by this
-    private final ArrayDeque<CmEvent> events = new ArrayDeque<>();
-    private Notifier armed;
-    private boolean closed;
 
     LoopbackEventChannel(LoopbackFabric fabric) {
         this.fabric = fabric;
@@ -28,55 +20,14 @@ final class LoopbackEventChannel implements EventChannel {
 
     /** Queues an event; an armed notifier is recorded in {@code fx} to run after the locks are released. */
     void post(Effects fx, CmEvent event) {
-        Notifier notifier;
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            events.addLast(event);
-            notifier = armed;
-            armed = null;
-        }
+        Notifier notifier = enqueue(event);
         if (notifier != null) {
             fx.signal(notifier);
         }
     }
 
     @Override
-    public CmEvent poll() throws FabricException {
-        synchronized (this) {
-            ensureOpen();
-            return events.pollFirst();
-        }
-    }
-
-    @Override
-    public void requestNotify(Notifier notifier) throws FabricException {
-        Objects.requireNonNull(notifier, "notifier");
-        synchronized (this) {
-            ensureOpen();
-            if (events.isEmpty()) {
-                armed = notifier;
-                return;
-            }
-            armed = null;
-        }
-        notifier.signal();
-    }
-
-    private void ensureOpen() throws FabricException {
-        if (closed) {
-            throw new FabricException("event channel is closed");
-        }
-    }
-
-    @Override
-    public void close() {
-        synchronized (this) {
-            closed = true;
-            events.clear();
-            armed = null;
-        }
+    protected void closed() {
         fabric.closed(this);
     }
 }
