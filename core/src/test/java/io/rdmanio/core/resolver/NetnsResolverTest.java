@@ -186,6 +186,70 @@ class NetnsResolverTest {
     }
 
     @Test
+    void anInterfaceWithoutABroadcastAddressStillReachesEveryProcessOnThePeer() throws Exception {
+        String[] hosts = {"a", "b", "c"};
+        try {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.readdress(hosts[i], i, false);
+            }
+            // Two processes on a share the port: only a broadcast reaches both, and the server binds first.
+            Netns.Node server = node("a", 17476);
+            server.call("register " + A + ":9000 disni 21", "REGISTERED");
+            Netns.Node other = node("a", 17476);
+            other.call("register " + A + ":9001 disni 22", "REGISTERED");
+            Netns.Node client = node("b", 17476);
+            String[] hit = resolve(client, A + ":9000");
+            assertEquals("found", hit[2], "the query went to the directed broadcast 10.231.0.255: "
+                + String.join(" ", hit) + " " + stats(client));
+            assertEquals("21", hit[3]);
+            assertEquals("22", resolve(client, A + ":9001")[3]);
+            assertEquals("none", resolve(client, C + ":9000")[2]);
+        } finally {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.readdress(hosts[i], i, true);
+            }
+        }
+    }
+
+    @Test
+    void overIpv6EveryProcessOnAHostIsReachedByTheGroup() throws Exception {
+        String a6 = Netns.address6(0);
+        String c6 = Netns.address6(2);
+        try {
+            for (int i = 0; i < 3; i++) {
+                Netns.addIpv6(Netns.HOSTS.get(i), i);
+            }
+            Netns.Node server = node("a", 17477);
+            server.call("register " + a6 + ":9000 disni 31", "REGISTERED");
+            server.call("register ::1:9001 disni 32", "REGISTERED");
+            // Two more processes on a bind the shared port after the server: a unicast query to a6 (or ::1) would
+            // reach one of the three sockets only, the last bound.
+            Netns.Node bystander = node("a", 17477);
+            bystander.call("register " + a6 + ":9002 disni 33", "REGISTERED");
+            Netns.Node local = node("a", 17477);
+            Netns.Node remote = node("b", 17477);
+
+            String[] fromHere = resolve(local, a6 + ":9000");
+            assertEquals("found", fromHere[2], "same host, by the group: " + String.join(" ", fromHere));
+            assertEquals("31", fromHere[3]);
+            String[] loop = resolve(local, "::1:9001");
+            assertEquals("found", loop[2], "same host, ::1: " + String.join(" ", loop));
+            assertEquals("32", loop[3]);
+            String[] fromB = resolve(remote, a6 + ":9000");
+            assertEquals("found", fromB[2], "another host, by the group: " + String.join(" ", fromB));
+            assertEquals("33", resolve(remote, a6 + ":9002")[3]);
+            assertEquals("none", resolve(remote, "::1:9001")[2], "b's ::1 is not a's");
+            assertEquals("none", resolve(remote, c6 + ":9000")[2]);
+            System.out.printf("netns IPv6: same host %s us, ::1 %s us, other host %s us%n", fromHere[4], loop[4],
+                fromB[4]);
+        } finally {
+            for (int i = 0; i < 3; i++) {
+                Netns.removeIpv6(Netns.HOSTS.get(i), i);
+            }
+        }
+    }
+
+    @Test
     void malformedPacketsLeaveTheResponderRunning() throws Exception {
         Netns.Node server = node("a", 17475);
         Netns.Node junk = node("c", 17475);
