@@ -19,7 +19,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class Netns {
 
-    static final String PREFIX = "rdmanio-t-";
+    /**
+     * Namespace names carry this JVM's pid, so that test runs at once (other checkouts, other builds) never delete
+     * each other's hosts; {@link #destroy()} also removes what a run whose JVM is gone left behind.
+     */
+    static final String PREFIX = "rdmanio-t-" + ProcessHandle.current().pid() + "-";
+    private static final java.util.regex.Pattern ANY_RUN = java.util.regex.Pattern.compile("rdmanio-t-(\\d+)-.*");
     static final String SWITCH = PREFIX + "sw";
     static final String SUBNET = "10.231.0.";
 
@@ -116,7 +121,10 @@ final class Netns {
         }
         for (String line : list.output.split("\n")) {
             String name = line.trim().split("\\s+")[0];
-            if (ours.contains(name)) {
+            java.util.regex.Matcher m = ANY_RUN.matcher(name);
+            boolean orphan = !name.startsWith(PREFIX) && m.matches()
+                && ProcessHandle.of(Long.parseLong(m.group(1))).map(h -> !h.isAlive()).orElse(true);
+            if (ours.contains(name) || orphan) {
                 run("ip", "netns", "del", name);
             }
         }

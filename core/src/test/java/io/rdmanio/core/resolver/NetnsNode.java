@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
  *   invalidate HOST:PORT                        -> INVALIDATED
  *   junk HOST PORT COUNT SEED                   -> JUNK SENT  (random, truncated and oversized datagrams)
  *   stats                                       -> STATS name=value ...
+ *   interfaces                                  -> INTERFACES line | line ...  (the doctor's per-interface report)
  *   quit
  * </pre>
  */
@@ -94,6 +95,10 @@ public final class NetnsNode {
                         break;
                     case "stats":
                         out = "STATS " + resolver.stats();
+                        break;
+                    case "interfaces":
+                        out = "INTERFACES " + String.join(" | ", ResolverInterfaces.report(settings,
+                            ResolverInterfaces.system()));
                         break;
                     case "quit":
                         return;

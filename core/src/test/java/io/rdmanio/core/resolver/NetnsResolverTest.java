@@ -198,6 +198,9 @@ class NetnsResolverTest {
             Netns.Node other = node("a", 17476);
             other.call("register " + A + ":9001 disni 22", "REGISTERED");
             Netns.Node client = node("b", 17476);
+            String report = client.call("interfaces", "INTERFACES");
+            assertTrue(report.contains("resolver interface eth0: 10.231.0.2/24: broadcast 10.231.0.255, computed from"
+                + " the /24 prefix (the address has no broadcast address set)"), report);
             String[] hit = resolve(client, A + ":9000");
             assertEquals("found", hit[2], "the query went to the directed broadcast 10.231.0.255: "
                 + String.join(" ", hit) + " " + stats(client));

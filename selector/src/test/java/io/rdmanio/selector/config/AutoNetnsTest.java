@@ -99,6 +99,29 @@ class AutoNetnsTest {
     }
 
     @Test
+    void autoFindsThePeerThroughInterfacesWithoutABroadcastAddress(@TempDir Path dir) throws Exception {
+        String[] hosts = {"sa", "sb", "sc"};
+        try {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.readdress(hosts[i], i, false);
+            }
+            Path rules = dir.resolve("auto.rules");
+            Files.writeString(rules, "bind * * auto\nconnect * * auto\n");
+            rdmanio("sa", rules, dir.resolve("server.json"), "server", Integer.toString(PORT + 2));
+            Netns.Node client = rdmanio("sb", rules, dir.resolve("client.json"), "client");
+            String connected = client.call(SA + ":" + (PORT + 2), "CONNECTED");
+            System.out.println("netns auto without broadcast addresses: " + connected);
+            assertFalse(connected.contains("FAILED"), connected);
+            assertTrue(connected.contains("shm"), "the peer was found through the directed broadcast of the prefix: "
+                + connected);
+        } finally {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.readdress(hosts[i], i, true);
+            }
+        }
+    }
+
+    @Test
     void aClientReconnectsOverTheFabricToARestartedServer(@TempDir Path dir) throws Exception {
         Path rules = dir.resolve("auto.rules");
         Files.writeString(rules, "bind * * auto\nconnect * * auto\n");
