@@ -33,7 +33,12 @@ public final class Doctor {
         int status = run(System::getProperty, SystemFabrics.INSTANCE, System.out);
         RdmaReport.system().print(System.out);
         if (status == 0) {
-            interfaces(ResolverSettings.load(System::getProperty), ResolverInterfaces.system(), System.out);
+            try {
+                interfaces(ResolverSettings.load(System::getProperty), ResolverInterfaces.system(), System.out);
+            } catch (IllegalArgumentException e) {
+                System.out.println("resolver settings: ERROR " + e.getMessage());
+                status = 1;
+            }
         }
         if (status == 0 && args.length > 0) {
             status = resolve(System.getProperty(ConfigLoader.FABRIC, FabricChoice.AUTO), SystemFabrics.INSTANCE,
@@ -82,6 +87,12 @@ public final class Doctor {
                     + (r.found() && !r.verified() ? "; unauthenticated: without rdmanio.resolver.key any host on the"
                         + " subnet could have sent it" : "") + "]");
             AutoRouting.Choice choice = auto.choose(r);
+            if (choice.fabric() == null && r.found() && r.origin() == Resolution.Origin.ANNOUNCEMENT) {
+                // As an auto connect does: one unauthenticated announcement does not decide; the listener is asked.
+                r = resolver.reask(address, r);
+                out.println("  an unauthenticated announcement names no usable fabric; asked again: " + r);
+                choice = auto.choose(r);
+            }
             out.println("  an auto connect to " + a + " would use: " + (choice.fabric() == null
                     ? "tcp, because " + choice.why() : choice.fabric() + " to " + choice.target()
                     + ", because " + choice.why()));
