@@ -253,6 +253,39 @@ class NetnsResolverTest {
     }
 
     @Test
+    void withoutAKeyOneForgedAnnouncementFromAnotherHostDoesNotPinTheCache() throws Exception {
+        Netns.Node server = node("a", 17478);
+        Netns.Node client = node("b", 17478);
+        Netns.Node forger = node("c", 17478);
+        server.call("register " + A + ":9000 disni 51", "REGISTERED");
+        assertEquals("51", resolve(client, A + ":9000")[3]);
+        // Host c sends one well-formed unsigned announcement with the highest incarnation to the subnet.
+        forger.call("forge " + A + ":9000 18446744073709551615 10.231.0.255", "FORGED");
+        String peek = client.call("peek " + A + ":9000", "PEEK");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!peek.endsWith("found -1") && System.nanoTime() < deadline) {
+            peek = client.call("peek " + A + ":9000", "PEEK");
+        }
+        assertTrue(peek.endsWith("found -1"), "the forged announcement reached b's cache: " + peek);
+        String reasked = client.call("reask " + A + ":9000", "REASKED");
+        assertTrue(reasked.startsWith("REASKED " + A + ":9000 found 51 answer from /" + A), reasked);
+        assertTrue(client.call("peek " + A + ":9000", "PEEK").endsWith("found 51"));
+
+        // Forged again: the real listener's next announcement puts it right without any query.
+        forger.call("forge " + A + ":9000 18446744073709551615 10.231.0.255", "FORGED");
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        do {
+            peek = client.call("peek " + A + ":9000", "PEEK");
+        } while (!peek.endsWith("found -1") && System.nanoTime() < deadline);
+        server.call("register " + A + ":9000 disni 51", "REGISTERED");
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        do {
+            peek = client.call("peek " + A + ":9000", "PEEK");
+        } while (!peek.endsWith("found 51") && System.nanoTime() < deadline);
+        assertTrue(peek.endsWith("found 51"), "the real announcement replaced the forged one: " + peek);
+    }
+
+    @Test
     void malformedPacketsLeaveTheResponderRunning() throws Exception {
         Netns.Node server = node("a", 17475);
         Netns.Node junk = node("c", 17475);
