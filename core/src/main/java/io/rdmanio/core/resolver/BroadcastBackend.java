@@ -577,6 +577,8 @@ final class BroadcastBackend implements ResolverBackend {
             return out;
         }
         List<ResolverInterfaces.Nic> candidates = new ArrayList<>();
+        // By route: only the address the route leaves from (not the interface's other subnets) for IPv4.
+        InetAddress routeSource = null;
         if (!settings.interfaces().isEmpty()) {
             for (String name : settings.interfaces()) {
                 ResolverInterfaces.Nic n = ResolverInterfaces.byName(name);
@@ -587,7 +589,8 @@ final class BroadcastBackend implements ResolverBackend {
                 }
             }
         } else {
-            ResolverInterfaces.Nic route = routeInterface(address);
+            routeSource = routeSource(address);
+            ResolverInterfaces.Nic route = routeSource == null ? null : ResolverInterfaces.holding(routeSource);
             if (route != null) {
                 candidates.add(route);
             }
@@ -599,7 +602,8 @@ final class BroadcastBackend implements ResolverBackend {
                 continue;
             }
             for (ResolverInterfaces.Address ia : n.addresses()) {
-                if ((ia.address() instanceof Inet6Address) != v6) {
+                if ((ia.address() instanceof Inet6Address) != v6
+                        || !v6 && routeSource != null && !routeSource.equals(ia.address())) {
                     continue;
                 }
                 InetSocketAddress d = null;
@@ -623,12 +627,13 @@ final class BroadcastBackend implements ResolverBackend {
         return out;
     }
 
-    /** The interface the kernel's route to {@code address} leaves from, or {@code null}. */
-    private static ResolverInterfaces.Nic routeInterface(InetAddress address) {
+    /** The local address the kernel's route to {@code address} leaves from, or {@code null}. */
+    private static InetAddress routeSource(InetAddress address) {
         try (DatagramSocket probe = new DatagramSocket()) {
             // Connecting a UDP socket sends nothing; it only makes the kernel pick the route and source address.
             probe.connect(address, 9);
-            return ResolverInterfaces.holding(probe.getLocalAddress());
+            InetAddress local = probe.getLocalAddress();
+            return local == null || local.isAnyLocalAddress() ? null : local;
         } catch (IOException | RuntimeException e) {
             LOG.debug("no route to {}", address, e);
         }
