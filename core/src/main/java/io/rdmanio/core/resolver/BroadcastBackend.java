@@ -444,8 +444,8 @@ final class BroadcastBackend implements ResolverBackend {
                 continue;
             }
             if (a.getAddress().isLoopbackAddress()) {
-                // Only a process on this host means this host by 127.0.0.1 or ::1 (a multicast query for ::1 may
-                // also reach other hosts on the link).
+                // Only a process on this host means this host by 127.0.0.1 or ::1: another host asking about its
+                // loopback by unicast (or a forger) must not learn this host's endpoints for it.
                 if (fromHere == null) {
                     fromHere = isLocal(dest.getAddress());
                 }
