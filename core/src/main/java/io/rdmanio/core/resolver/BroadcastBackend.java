@@ -73,6 +73,8 @@ final class BroadcastBackend implements ResolverBackend {
     private final SecureRandom random = new SecureRandom();
     private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<InetSocketAddress, Registration> registrations = new ConcurrentHashMap<>();
+    /** Interfaces (and families) already warned about: unicast only. */
+    private final Set<String> unicastWarned = ConcurrentHashMap.newKeySet();
 
     // ---- guarded by sendLock (never held while waiting for answers)
     private final Object sendLock = new Object();
@@ -622,9 +624,43 @@ final class BroadcastBackend implements ResolverBackend {
             }
         }
         if (!covered) {
-            out.add(isLocal(address) ? loopback : new InetSocketAddress(address, port));
+            boolean local = isLocal(address);
+            out.add(local ? loopback : new InetSocketAddress(address, port));
+            if (!local) {
+                warnUnicastOnly(address, candidates, v6);
+            }
         }
         return out;
+    }
+
+    /**
+     * Says once per interface (and family) that peers there are asked by unicast, which reaches one rdmanio
+     * process on their host, so that {@code auto} does not quietly miss the others.
+     */
+    private void warnUnicastOnly(InetAddress address, List<ResolverInterfaces.Nic> candidates, boolean v6) {
+        String why;
+        String key;
+        boolean offSubnet = false;
+        if (candidates.isEmpty()) {
+            key = "no interface";
+            why = "no interface routes to it";
+        } else {
+            ResolverInterfaces.Nic n = candidates.get(0);
+            key = n.name() + (v6 ? "/6" : "/4");
+            why = !n.up() ? n.name() + " is down" : n.pointToPoint() ? n.name() + " is a point-to-point link"
+                : v6 && !n.multicast6() ? n.name() + " has no IPv6 multicast"
+                : "it is outside the subnets of " + n.name() + (v6 ? "" : " that have a broadcast address");
+            offSubnet = n.up() && !n.pointToPoint() && (!v6 || n.multicast6());
+        }
+        if (unicastWarned.add(key)) {
+            String message = "rdmanio: the resolver asks about {} by unicast ({}), which reaches only one rdmanio "
+                + "process on its host; `./rdmanio doctor` lists what the resolver can do on each interface";
+            if (offSubnet) {
+                LOG.info(message, address.getHostAddress(), why);
+            } else {
+                LOG.warn(message, address.getHostAddress(), why);
+            }
+        }
     }
 
     /** The local address the kernel's route to {@code address} leaves from, or {@code null}. */
