@@ -92,6 +92,20 @@ final class Netns {
         }
     }
 
+    /** Adds {@code fd31::N/64} to host {@code names[index]}'s eth0 (no duplicate detection, so usable at once). */
+    static void addIpv6(String host, int index) throws IOException {
+        ensure("ip", "netns", "exec", PREFIX + host, "ip", "-6", "addr", "add", address6(index) + "/64", "dev",
+            "eth0", "nodad");
+    }
+
+    static void removeIpv6(String host, int index) throws IOException {
+        run("ip", "netns", "exec", PREFIX + host, "ip", "-6", "addr", "del", address6(index) + "/64", "dev", "eth0");
+    }
+
+    static String address6(int index) {
+        return "fd31::" + (index + 1);
+    }
+
     /** The hosts this class makes; only these (and the switch) are ever deleted. */
     static final List<String> HOSTS = List.of("sa", "sb", "sc");
 
