@@ -82,6 +82,8 @@ final class BroadcastBackend implements ResolverBackend {
     private final ByteBuffer sendBuffer = ByteBuffer.allocate(MAX_PACKET);
     private DatagramPort querySocket;
     private DatagramPort responderSocket;
+    /** Interfaces whose IPv6 group the responder socket joined. */
+    private final Set<String> joined = new java.util.HashSet<>();
     private boolean closed;
 
     private record Registration(Endpoints endpoints, long incarnation) {
@@ -236,6 +238,12 @@ final class BroadcastBackend implements ResolverBackend {
     @Override
     public void publish(InetSocketAddress address, Endpoints endpoints, long incarnation) throws IOException {
         ensureResponderSocket();
+        synchronized (sendLock) {
+            // A listener binds: join the group on interfaces that got IPv6 (or came up) since the socket opened.
+            if (responderSocket != null) {
+                joinGroups(responderSocket);
+            }
+        }
         registrations.put(address, new Registration(endpoints, incarnation));
         List<Entry> entries = new ArrayList<>();
         for (InetSocketAddress a : concreteAddresses(address)) {
@@ -305,15 +313,17 @@ final class BroadcastBackend implements ResolverBackend {
     }
 
     /**
-     * Joins the IPv6 group on each multicast interface in use, so that IPv6 queries and announcements reach this
-     * process even when other processes on the host share the port. An interface that refuses (IPv6 off) is
-     * skipped: IPv4 still works, and the doctor reports the interfaces.
+     * Joins the IPv6 group on each multicast interface in use not joined yet, so that IPv6 queries and
+     * announcements reach this process even when other processes on the host share the port. An interface that
+     * refuses (IPv6 off) is skipped: IPv4 still works, and the doctor reports the interfaces.
      */
     private void joinGroups(DatagramPort s) {
+        assert Thread.holdsLock(sendLock);
         for (ResolverInterfaces.Nic n : nicsInUse()) {
-            if (n.multicast6()) {
+            if (n.multicast6() && !joined.contains(n.name())) {
                 try {
                     s.join(ResolverInterfaces.GROUP6, n.name());
+                    joined.add(n.name());
                 } catch (IOException | RuntimeException e) {
                     LOG.debug("the resolver cannot join {} on {}: IPv6 peers there are asked by unicast only",
                         ResolverInterfaces.GROUP6, n.name(), e);
