@@ -19,6 +19,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -176,7 +177,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     private void replaceStaleSocket(ServerSocketChannel ss, Path path, InetSocketAddress address) throws IOException {
         synchronized (REPLACE_LOCK) {
             try (FileChannel lockFile = FileChannel.open(fabric.dir.resolve(".bind.lock"),
-                     Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+                     Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
                      PosixFilePermissions.asFileAttribute(ShmFile.OWNER_ONLY));
                  FileLock held = lockFile.lock()) {
                 if (isLive(path)) {
