@@ -117,6 +117,8 @@ final class ShmQueuePair implements QueuePair {
     private boolean peerReleased;
     /** The ring broke its invariants: it is never read again, and every posted receive is flushed. */
     private volatile boolean ringBroken;
+    /** Poller only: receives the peer had taken when last read (completions below it need no new read). */
+    private long knownTaken;
     /** Watcher only: the peer's count of receives taken from this side's queue, as last checked (monotonic). */
     private long checkedTaken;
 
@@ -240,6 +242,7 @@ final class ShmQueuePair implements QueuePair {
 
     @Override
     public void postRecv(long wrId, MemoryRegion region, int offset, int length) throws FabricException {
+        String broken = null;
         lock.lock();
         try {
             ensureNotFailed();
@@ -270,13 +273,24 @@ final class ShmQueuePair implements QueuePair {
             rRegion[i] = mr;
             rOffset[i] = offset;
             rLength[i] = length;
-            if (attached) {
-                publishReceive(posted);
-                recvPublished = posted + 1;
+            if (attached && !ringBroken) {
+                // The peer can only have taken receives this side published: a count beyond means the ring lies.
+                long takenField = ShmRingsDescriptor.getTakenAcquire(rings, myRecvQueue);
+                if ((takenField & ~ShmRingsDescriptor.CLOSED) > posted) {
+                    broken = "field taken of this side's receive queue is " + takenField + " before receive "
+                        + posted + " was published";
+                    ringBroken = true;
+                } else {
+                    publishReceive(posted);
+                    recvPublished = posted + 1;
+                }
             }
             recvPosted = posted + 1;
         } finally {
             lock.unlock();
+        }
+        if (broken != null) {
+            fail(brokenCause(broken), CAUSE_FAILURE, false);
         }
     }
 
@@ -558,6 +572,22 @@ final class ShmQueuePair implements QueuePair {
                         && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
                 }
             }
+            if (released && !ringBroken) {
+                if (polled >= knownTaken) {
+                    // Read once per batch: the sender counts a receive taken before it releases its completion.
+                    knownTaken = ShmRingsDescriptor.getTakenAcquire(rings, myRecvQueue) & ~ShmRingsDescriptor.CLOSED;
+                    if (polled >= knownTaken) {
+                        broken = "completion " + polled + " is released, but field taken of this side's receive"
+                            + " queue is " + knownTaken;
+                        break;
+                    }
+                }
+                broken = ShmRingsDescriptor.checkReceive(rings, myRecvQueue, recvCapacity, polled,
+                    rRegion[i].rkey(), rOffset[i], rLength[i]);
+                if (broken != null) {
+                    break;
+                }
+            }
             if (released) {
                 int e = ShmRingsDescriptor.completionEntry(myCompletions, recvCapacity, polled);
                 int status = rings.getInt(e + ShmRingsDescriptor.CQE_STATUS);
@@ -667,7 +697,9 @@ final class ShmQueuePair implements QueuePair {
                 ringBroken = true;
             } else {
                 long polled = recvPolled;
-                lostDoorbell = polled < recvPosted && ShmRingsDescriptor.getArmed(rings, myCompletions) == 1
+                // Whatever the armed flag says (the peer may have cleared it without ringing): a completion that
+                // waits is worth a signal, which is nothing when no one waits.
+                lostDoorbell = polled < recvPosted
                     && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
             }
         } finally {

@@ -216,6 +216,23 @@ final class ShmRingsDescriptor {
         return null;
     }
 
+    /**
+     * Owner, polling the completion of receive {@code seq}: {@code null} when its entry still describes the receive
+     * this side posted (the sender copied where the entry said), else which field differs.
+     */
+    static String checkReceive(ByteBuffer b, int queue, int capacity, long seq, int rkey, int offset, int length) {
+        int e = recvEntry(queue, capacity, seq);
+        int foundRkey = b.getInt(e + RECV_RKEY);
+        int foundOffset = b.getInt(e + RECV_OFFSET);
+        int foundLength = b.getInt(e + RECV_LENGTH);
+        if (foundRkey == rkey && foundOffset == offset && foundLength == length) {
+            return null;
+        }
+        return "this side's receive queue entry " + (seq & (capacity - 1)) + " reads rkey 0x"
+            + Integer.toHexString(foundRkey) + " offset " + foundOffset + " length " + foundLength
+            + ", but was posted as rkey 0x" + Integer.toHexString(rkey) + " offset " + offset + " length " + length;
+    }
+
     /** Sender: the receives taken so far, with {@link #CLOSED} if the owner closed the queue. */
     static long getTakenAcquire(ByteBuffer b, int queue) {
         return (long) LONG.getAcquire(b, queue + RECV_TAKEN_OFFSET);
