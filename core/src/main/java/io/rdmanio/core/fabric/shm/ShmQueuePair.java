@@ -117,8 +117,6 @@ final class ShmQueuePair implements QueuePair {
     private boolean peerReleased;
     /** The ring broke its invariants: it is never read again, and every posted receive is flushed. */
     private volatile boolean ringBroken;
-    /** Poller only: receives the peer had taken when last read (completions below it need no new read). */
-    private long knownTaken;
     /** Watcher only: the peer's count of receives taken from this side's queue, as last checked (monotonic). */
     private long checkedTaken;
 
@@ -274,11 +272,15 @@ final class ShmQueuePair implements QueuePair {
             rOffset[i] = offset;
             rLength[i] = length;
             if (attached && !ringBroken) {
-                // The peer can only have taken receives this side published: a count beyond means the ring lies.
-                long takenField = ShmRingsDescriptor.getTakenAcquire(rings, myRecvQueue);
-                if ((takenField & ~ShmRingsDescriptor.CLOSED) > posted) {
-                    broken = "field taken of this side's receive queue is " + takenField + " before receive "
-                        + posted + " was published";
+                // The peer can only complete receives this side published: a completion already there means the
+                // ring lies. (Its entry was last written a lap ago and polled here since: reading it costs no
+                // miss, where the peer's taken counter, written on every send, would.)
+                long found = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity,
+                    posted);
+                if (!ShmRingsDescriptor.isEarlierLap(found, posted, recvCapacity)) {
+                    broken = "field sequence of this side's completion queue entry " + (posted & (recvCapacity - 1))
+                        + " is 0x" + Long.toHexString(found) + " before receive " + posted + " was published, expected "
+                        + ShmRingsDescriptor.earlierLap(posted, recvCapacity);
                     ringBroken = true;
                 } else {
                     publishReceive(posted);
@@ -573,15 +575,8 @@ final class ShmQueuePair implements QueuePair {
                 }
             }
             if (released && !ringBroken) {
-                if (polled >= knownTaken) {
-                    // Read once per batch: the sender counts a receive taken before it releases its completion.
-                    knownTaken = ShmRingsDescriptor.getTakenAcquire(rings, myRecvQueue) & ~ShmRingsDescriptor.CLOSED;
-                    if (polled >= knownTaken) {
-                        broken = "completion " + polled + " is released, but field taken of this side's receive"
-                            + " queue is " + knownTaken;
-                        break;
-                    }
-                }
+                // (That the peer counted this receive taken is checked periodically, not here: its counter is
+                // written on every send, and reading it would cost a cache miss per completion.)
                 broken = ShmRingsDescriptor.checkReceive(rings, myRecvQueue, recvCapacity, polled,
                     rRegion[i].rkey(), rOffset[i], rLength[i]);
                 if (broken != null) {
@@ -726,7 +721,15 @@ final class ShmQueuePair implements QueuePair {
         if (armed != 0 && armed != 1) {
             return "field armed of the peer's completion queue is " + armed;
         }
+        // This side's next completion first, then the counter: a completion released (an acquire load) was counted
+        // taken before, so the counter read after it must show it.
+        long polled = recvPolled;
+        long next = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity, polled);
         long field = ShmRingsDescriptor.getTakenAcquire(rings, myRecvQueue);
+        if (next == polled + 1 && field <= polled && recvPolled == polled) {
+            return "completion " + polled + " is released, but field taken of this side's receive queue is "
+                + field;
+        }
         if (field < checkedTaken || field > recvPublished) {
             return "field taken of this side's receive queue is " + field + ", expected between " + checkedTaken
                 + " and " + recvPublished + " (the receives published)";
@@ -742,7 +745,6 @@ final class ShmQueuePair implements QueuePair {
             return "field sequence of the peer's receive queue entry " + (taken & (peerCapacity - 1)) + " is "
                 + found + ", expected " + (taken + 1) + " or " + ShmRingsDescriptor.earlierLap(taken, peerCapacity);
         }
-        long polled = recvPolled;
         found = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity, polled);
         boolean expected = (found == polled + 1 && polled < recvPosted)
             || found == ((polled + 1) | ShmRingsDescriptor.IN_PROGRESS)
