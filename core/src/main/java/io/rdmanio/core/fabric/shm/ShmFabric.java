@@ -360,6 +360,9 @@ public final class ShmFabric implements Fabric {
             if (closed) {
                 return;
             }
+            if (qp.state() == ShmQueuePair.STATE_DESTROYED) {
+                return; // destroyed while it attached: never checked, never held
+            }
             live.add(qp);
             if (checking) {
                 return;

@@ -577,8 +577,10 @@ final class ShmQueuePair implements QueuePair {
             if (released && !ringBroken) {
                 // (That the peer counted this receive taken is checked periodically, not here: its counter is
                 // written on every send, and reading it would cost a cache miss per completion.)
-                broken = ShmRingsDescriptor.checkReceive(rings, myRecvQueue, recvCapacity, polled,
-                    rRegion[i].rkey(), rOffset[i], rLength[i]);
+                ShmMemoryRegion postedInto = rRegion[i];
+                broken = postedInto == null ? null // destroyed meanwhile: nothing polled here is used any more
+                    : ShmRingsDescriptor.checkReceive(rings, myRecvQueue, recvCapacity, polled, postedInto.rkey(),
+                        rOffset[i], rLength[i]);
                 if (broken != null) {
                     break;
                 }
