@@ -488,7 +488,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     break;
                 case DISCONNECTED:
                     disconnectSeen = true;
-                    if (failure == null && !userClosed) {
+                    if (failure == null && !userClosed && e.reason() != null
+                        && e.reason().startsWith(CmEvent.PROTOCOL_ERROR)) {
+                        // The fabric caught the peer breaking its protocol: say what, at once.
+                        protocolErrorLocked(e.reason().substring(CmEvent.PROTOCOL_ERROR.length()));
+                    } else if (failure == null && !userClosed) {
                         if (state != OPEN) {
                             failLocked(new ConnectException("Connection refused: " + remote
                                 + " closed the connection during the handshake"
