@@ -123,6 +123,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean writeBlocked;
     /** Counted in the engine's lingering connections (closed or failed, not yet torn down). */
     private boolean lingering;
+    /** While lingering: when the engine resets this connection unless it delivers something first (nanoTime). */
+    private long lingerDeadline;
     private int lastReady;
     /** Bytes or FIN arrived since readiness was last reported. */
     private boolean readEvent;
@@ -533,6 +535,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         if (!canPostLocked()) {
             return;
         }
+        long before = postSeq;
         while (postSeq < fillSeq && credit.canSendData() && dataInFlight < stagingCount) {
             if (!postDataLocked()) {
                 return;
@@ -542,6 +545,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             if (!postControlLocked(TYPE_FIN)) {
                 return;
             }
+            before = -1;
+        }
+        if (lingering && postSeq != before) {
+            // A closed connection that delivers is not stuck: its linger bound runs from its last progress.
+            lingerDeadline = System.nanoTime() + engine.lingerNanos;
         }
         if (controlFree() > 0 && credit.creditDue(false) != CreditWindow.NONE) {
             postControlLocked(TYPE_CREDIT);
@@ -784,7 +792,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 return;
             }
             if (failure != null) {
-                throw failure;
+                // As on a TCP socket after a reset: nothing is left to shut down, and that is not an error.
+                outputShutdown = true;
+                return;
             }
             if (state != OPEN) {
                 throw new IOException("not connected");
@@ -807,13 +817,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         long total = 0;
         boolean creditDue = false;
         synchronized (lock) {
-            if (failure != null) {
-                throw failure;
-            }
             if (inputShutdown) {
                 return -1;
             }
             if (available == 0) {
+                // Bytes that arrived before a reset are read first, as from a TCP socket's receive queue.
+                if (failure != null) {
+                    throw failure;
+                }
                 if (finReceived) {
                     return -1;
                 }
@@ -842,12 +853,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     if (headOffset == recvLen[i]) {
                         readHead++;
                         headOffset = 0;
-                        repostDataLocked(i);
+                        releaseReadLocked(i);
                         freed++;
                     }
                 }
             }
-            creditDue = freed > 0 && credit.unadvertisedData() >= credit.creditThreshold();
+            creditDue = freed > 0 && failure == null && !tornDown
+                && credit.unadvertisedData() >= credit.creditThreshold();
             lastReady = readyOpsLocked();
         }
         if (creditDue) {
@@ -860,13 +872,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     @Override
     public ByteBuf readBuffer() throws IOException {
         synchronized (lock) {
-            if (failure != null) {
-                throw failure;
-            }
             if (inputShutdown) {
                 return END_OF_STREAM;
             }
             if (readHead == readTail) {
+                if (failure != null) {
+                    throw failure;
+                }
                 return finReceived ? END_OF_STREAM : null;
             }
             int i = readQueue[(int) (readHead++ % recvCount)];
@@ -927,12 +939,26 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void discardQueuedLocked(boolean repost) {
         while (readHead != readTail) {
             int i = readQueue[(int) (readHead++ % recvCount)];
-            if (repost && failure == null && credit != null) {
+            if (tornDown) {
+                pool.free(recvIds[i]);
+            } else if (repost && failure == null && credit != null) {
                 repostDataLocked(i);
             }
         }
         headOffset = 0;
         available = 0;
+    }
+
+    /**
+     * A queued frame was read to its end: its slot is reposted while the connection lives, kept for the teardown
+     * after a failure, and freed when the teardown has already run (it kept the slot for this read).
+     */
+    private void releaseReadLocked(int i) {
+        if (tornDown) {
+            pool.free(recvIds[i]);
+        } else if (failure == null) {
+            repostDataLocked(i);
+        }
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -953,7 +979,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             engine.protocolErrors.incrementAndGet();
         }
         LOG.debug("connection with {} failed", remote, e);
-        discardQueuedLocked(false);
+        // Frames already queued stay readable: the failure is reported once they have been read (or on close).
         disconnectLocked();
         lingerLocked();
     }
@@ -962,8 +988,62 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void lingerLocked() {
         if (!tornDown && !lingering) {
             lingering = true;
-            engine.beginLinger();
+            lingerDeadline = System.nanoTime() + engine.lingerNanos;
+            engine.beginLinger(this);
         }
+    }
+
+    /** The linger deadline ({@link Long#MAX_VALUE} once torn down or when nothing is left to deliver). */
+    long lingerDeadline() {
+        synchronized (lock) {
+            return tornDown || !lingering ? Long.MAX_VALUE : lingerDeadline;
+        }
+    }
+
+    /** Registered memory this connection holds until it is torn down. */
+    long lingerFootprint() {
+        return (long) (recvCount + stagingCount + 1) * slotSize;
+    }
+
+    /**
+     * The engine gives up on this lingering connection: the peer is reset (it reads what had arrived, then
+     * "connection reset") and everything is freed at once. False when it was torn down meanwhile.
+     */
+    boolean expireLinger(String why) {
+        synchronized (lock) {
+            if (tornDown) {
+                return false;
+            }
+            LOG.debug("closed connection with {} reset: {} ({})", remote, why, creditStateLocked());
+            if (failure == null) {
+                failure = new IOException("connection with " + remote + " reset after close: " + why);
+            }
+            discardQueuedLocked(false);
+            disconnectLocked();
+            try {
+                teardownLocked();
+            } catch (RuntimeException e) {
+                LOG.debug("teardown of {} failed", this, e);
+            }
+        }
+        engine.wakeWaiters();
+        fireReadiness();
+        return true;
+    }
+
+    /**
+     * Whether nothing written is left to deliver: the FIN after the last byte completed, or the connection
+     * failed, was torn down, or never opened, or the peer is gone.
+     */
+    boolean isOutputDone() {
+        synchronized (lock) {
+            return finCompleted || tornDown || failure != null || state != OPEN || disconnectSeen;
+        }
+    }
+
+    @Override
+    public boolean awaitClosed(long timeoutNanos) {
+        return engine.awaitOutputDone(this, timeoutNanos);
     }
 
     private void disconnectLocked() {
@@ -994,7 +1074,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         state = CLOSED;
         if (lingering) {
             lingering = false;
-            engine.endLinger();
+            engine.endLinger(this);
         }
         engine.unregister(this, id, qpNum);
         id.close();
@@ -1003,8 +1083,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             cq = null;
         }
         if (slotsAllocated) {
+            // Slots lent out return through their loan, and queued frames still unread through read or close.
+            boolean[] keep = lentOut;
+            if (readHead != readTail) {
+                keep = lentOut.clone();
+                for (long k = readHead; k != readTail; k++) {
+                    keep[readQueue[(int) (k % recvCount)]] = true;
+                }
+            }
             for (int i = 0; i < recvCount; i++) {
-                if (!lentOut[i]) {
+                if (!keep[i]) {
                     pool.free(recvIds[i]);
                 }
             }
@@ -1041,8 +1129,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 return;
             }
             userClosed = true;
-            if (!tornDown) {
+            if (tornDown) {
+                discardQueuedLocked(false);
+            } else {
                 if (state != OPEN || failure != null || disconnectSeen) {
+                    discardQueuedLocked(state == OPEN && failure == null);
                     disconnectLocked();
                 } else {
                     inputShutdown = true;
@@ -1066,10 +1157,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     @Override
     public void abort() {
+        // Frames already posted leave before the reset, as TCP has sent what the window allowed by then: a fabric
+        // that carries sends out when polled (loopback) would otherwise flush them with the disconnect.
+        engine.progress();
         synchronized (lock) {
             userClosed = true;
+            discardQueuedLocked(false);
             if (!tornDown) {
-                discardQueuedLocked(false);
                 disconnectLocked();
                 tryTeardownLocked();
                 lingerLocked();
@@ -1206,9 +1300,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** The credit window's state, for diagnostics. */
     String creditState() {
         synchronized (lock) {
-            return credit + (writeBlocked ? " write-blocked" : "") + " staged " + (fillSeq - postSeq) + " posted "
-                + (postSeq - freeSeq) + " held " + (readTail - readHead) + " posted receives " + postedRecvs;
+            return creditStateLocked();
         }
+    }
+
+    private String creditStateLocked() {
+        return credit + (writeBlocked ? " write-blocked" : "") + " staged " + (fillSeq - postSeq) + " posted "
+            + (postSeq - freeSeq) + " held " + (readTail - readHead) + " posted receives " + postedRecvs;
     }
 
     @Override

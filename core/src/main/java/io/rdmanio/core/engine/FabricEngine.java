@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -100,10 +101,19 @@ final class FabricEngine implements Engine {
 
     // ---- the closer: a daemon thread that drives progress only while connections are closing or failed and not
     // yet torn down, so that close() keeps its promise (FIN after staged bytes, then every slot back) without the
-    // application driving this engine again. Idle (parked, no deadline) otherwise; never on the data path.
+    // application driving this engine again, and resets those that outlive the linger bounds (time without
+    // delivering, memory held). Idle (parked, no deadline) otherwise; never on the data path.
     private final AtomicInteger lingering = new AtomicInteger();
     private final Object closerLock = new Object();
     private volatile Thread closer;
+    /** The linger bound: how long a closed connection may go without delivering anything. */
+    final long lingerNanos;
+
+    // ---- guarded by lingerers (a leaf lock): connections closed or failed and not torn down, oldest first
+    private final ArrayList<FabricConnection> lingerers = new ArrayList<>();
+    // ---- confined to the thread running lingerRound (the closer, or the exit hook; serialized by expireLock)
+    private final Object expireLock = new Object();
+    private FabricConnection[] expireScratch = new FabricConnection[8];
 
     // ---- counters
     final AtomicLong connectionsOpened = new AtomicLong();
@@ -134,6 +144,7 @@ final class FabricEngine implements Engine {
         this.config = config;
         this.pool = new SlotPool(fabric, config.slotSize(), POOL_CHUNK_BYTES);
         this.events = fabric.createEventChannel();
+        this.lingerNanos = TimeUnit.MILLISECONDS.toNanos(config.lingerMillis());
     }
 
     @Override
@@ -236,6 +247,7 @@ final class FabricEngine implements Engine {
             byId.put(id, c);
             connections.add(c);
         }
+        ExitLinger.watch(this);
     }
 
     void registerQp(int qpNum, FabricConnection c) {
@@ -536,8 +548,11 @@ final class FabricEngine implements Engine {
         }
     }
 
-    /** A connection was closed or failed and needs progress until it is torn down. */
-    void beginLinger() {
+    /** A connection was closed or failed and needs progress until it is torn down (called under its lock). */
+    void beginLinger(FabricConnection c) {
+        synchronized (lingerers) {
+            lingerers.add(c);
+        }
         if (lingering.getAndIncrement() == 0) {
             Thread t = closer;
             if (t == null) {
@@ -558,8 +573,11 @@ final class FabricEngine implements Engine {
         }
     }
 
-    /** A lingering connection was torn down. */
-    void endLinger() {
+    /** A lingering connection was torn down (called under its lock). */
+    void endLinger(FabricConnection c) {
+        synchronized (lingerers) {
+            lingerers.remove(c);
+        }
         lingering.decrementAndGet();
     }
 
@@ -578,6 +596,11 @@ final class FabricEngine implements Engine {
         return lingering.get();
     }
 
+    /** Registered bytes the engine's buffer pool holds (for tests). */
+    long registeredBytes() {
+        return pool.registeredBytes();
+    }
+
     private void runCloser() {
         ParkingWaiter wake = ParkingWaiter.current();
         while (!closed) {
@@ -586,12 +609,123 @@ final class FabricEngine implements Engine {
                 LockSupport.park(this);
                 continue;
             }
-            progress();
-            wake.reset();
-            if (lingering.get() > 0 && arm(wake)) {
-                wake.awaitSignal(this, Long.MAX_VALUE);
-            }
+            lingerRound(wake, Long.MAX_VALUE);
         }
+    }
+
+    /**
+     * One round of driving lingering connections: progress, reset those past their bounds, then wait (armed) for
+     * the next completion, the earliest linger deadline or {@code until}, whichever comes first.
+     */
+    private void lingerRound(ParkingWaiter wake, long until) {
+        progress();
+        long next = Math.min(until, expireLingerers());
+        wake.reset();
+        if (lingering.get() > 0 && arm(wake)) {
+            wake.awaitSignal(this, next);
+        }
+    }
+
+    /**
+     * Resets the lingering connections that went {@link #lingerNanos} without delivering anything, then, oldest
+     * first, those beyond the memory bound; returns the earliest deadline of those left ({@link Long#MAX_VALUE}:
+     * none). Not under any connection's lock (it takes theirs).
+     */
+    private long expireLingerers() {
+        synchronized (expireLock) {
+            int n;
+            synchronized (lingerers) {
+                n = lingerers.size();
+                if (expireScratch.length < n) {
+                    expireScratch = new FabricConnection[Math.max(n, expireScratch.length * 2)];
+                }
+                lingerers.toArray(expireScratch);
+            }
+            long now = System.nanoTime();
+            long next = Long.MAX_VALUE;
+            long held = 0;
+            for (int i = 0; i < n; i++) {
+                held += expireScratch[i].lingerFootprint();
+            }
+            long cap = config.lingerMaxBytes();
+            for (int i = 0; i < n; i++) {
+                FabricConnection c = expireScratch[i];
+                expireScratch[i] = null;
+                long footprint = c.lingerFootprint();
+                if (held > cap) {
+                    if (c.expireLinger("more than rdmanio.lingerMaxBytes=" + cap + " bytes were held by closed "
+                        + "connections still delivering")) {
+                        held -= footprint;
+                    }
+                    continue;
+                }
+                long deadline = c.lingerDeadline();
+                if (deadline != Long.MAX_VALUE && deadline - now <= 0) {
+                    c.expireLinger("nothing was delivered for rdmanio.lingerMillis=" + config.lingerMillis()
+                        + " ms");
+                } else if (deadline - next < 0) {
+                    next = deadline;
+                }
+            }
+            return next;
+        }
+    }
+
+    /** Whether every lingering connection has delivered its bytes and FIN, or is past delivering (for exit). */
+    private boolean lingerersDelivered() {
+        synchronized (lingerers) {
+            for (FabricConnection c : lingerers) {
+                if (!c.isOutputDone()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /**
+     * At JVM exit: closes every connection still open, as the kernel closes a process's sockets (FIN after the
+     * bytes written), then drives them until each has delivered its bytes and FIN, failed, or outlived the
+     * linger bound. Called by {@link ExitLinger}'s shutdown hook; the closer is a daemon, so nothing else would.
+     */
+    void lingerAtExit() {
+        if (closed) {
+            return;
+        }
+        List<FabricConnection> open;
+        synchronized (setupLock) {
+            open = new ArrayList<>(connections);
+        }
+        for (FabricConnection c : open) {
+            c.close();
+        }
+        ParkingWaiter wake = ParkingWaiter.current();
+        try {
+            while (!closed && !lingerersDelivered()) {
+                lingerRound(wake, Long.MAX_VALUE);
+            }
+        } finally {
+            endWait(wake);
+        }
+    }
+
+    /**
+     * Waits until {@code c}, closed, has delivered its bytes and FIN (or failed, or was torn down), driving
+     * progress; false when {@code timeoutNanos} ran out first or the thread was interrupted.
+     */
+    boolean awaitOutputDone(FabricConnection c, long timeoutNanos) {
+        Waitable done = new Waitable() {
+            @Override
+            public int readyOps() {
+                return c.isOutputDone() ? 1 : 0;
+            }
+
+            @Override
+            public boolean isClosedLocally() {
+                return false;
+            }
+        };
+        return await(done, 1, timeoutNanos) != 0;
     }
 
     @Override
@@ -743,6 +877,7 @@ final class FabricEngine implements Engine {
             cs = new ArrayList<>(connections);
             ls = new ArrayList<>(listeners);
         }
+        ExitLinger.forget(this);
         for (FabricListener l : ls) {
             l.close();
         }
