@@ -12,24 +12,34 @@ import java.util.Arrays;
  *
  * <p>Memory is registered in chunks of {@link #slotsPerChunk()} slots, once, when the free list runs dry (never on
  * the data path: connections allocate their slots when they are set up and free them when they are torn down).
- * A slot is named by an int id: {@code chunk * slotsPerChunk + index}.
+ * A slot is named by an int id: {@code chunk * slotsPerChunk + index}. A chunk whose every slot is free again is
+ * deregistered once more than {@link #RETAINED_CHUNKS} chunks' worth of slots would stay free without it, so that
+ * a burst of connections (or of closed connections lingering) gives its memory back when it is over, while a
+ * connection opened and closed over and over does not register memory each time. Its number is reused.
  *
  * <p>Thread-safe: allocation and freeing are synchronized (connection setup and teardown only); the lookups
  * {@link #region}, {@link #buffer} and {@link #offset} are lock-free and may be used on the data path.
  */
 public final class SlotPool implements AutoCloseable {
 
+    /** Chunks' worth of free slots kept registered when a whole chunk is free again. */
+    public static final int RETAINED_CHUNKS = 2;
+
     private final Fabric fabric;
     private final int slotSize;
     private final int slotsPerChunk;
     private final int chunkShift;
 
-    // ---- written under this; the arrays are replaced (never mutated in place past their published length)
+    // ---- written under this; the arrays are replaced (never mutated in place past their published length); a
+    // released chunk's entries are null until its number is reused
     private volatile MemoryRegion[] regions = new MemoryRegion[0];
     private volatile ByteBuffer[] buffers = new ByteBuffer[0];
     private int[] free = new int[0];
     private int freeCount;
     private int inUse;
+    /** Slots of each chunk handed out and not yet freed. */
+    private int[] chunkInUse = new int[0];
+    private int chunks;
     private boolean closed;
 
     /**
@@ -69,7 +79,9 @@ public final class SlotPool implements AutoCloseable {
             addChunk();
         }
         for (int i = 0; i < n; i++) {
-            out[i] = free[--freeCount];
+            int id = free[--freeCount];
+            out[i] = id;
+            chunkInUse[id >>> chunkShift]++;
         }
         inUse += n;
     }
@@ -82,7 +94,8 @@ public final class SlotPool implements AutoCloseable {
     }
 
     public synchronized void free(int id) {
-        if (id < 0 || (id >>> chunkShift) >= regions.length) {
+        int chunk = id >>> chunkShift;
+        if (id < 0 || chunk >= regions.length || regions[chunk] == null) {
             throw new IllegalArgumentException("not a slot of this pool: " + id);
         }
         if (freeCount == free.length) {
@@ -90,19 +103,50 @@ public final class SlotPool implements AutoCloseable {
         }
         free[freeCount++] = id;
         inUse--;
+        if (--chunkInUse[chunk] == 0 && !closed && freeCount - slotsPerChunk >= RETAINED_CHUNKS * slotsPerChunk) {
+            releaseChunk(chunk);
+        }
+    }
+
+    /** Deregisters a chunk none of whose slots is in use; nothing can name its memory any more. */
+    private void releaseChunk(int chunk) {
+        int kept = 0;
+        for (int i = 0; i < freeCount; i++) {
+            if ((free[i] >>> chunkShift) != chunk) {
+                free[kept++] = free[i];
+            }
+        }
+        freeCount = kept;
+        MemoryRegion region = regions[chunk];
+        MemoryRegion[] r = regions.clone();
+        ByteBuffer[] b = buffers.clone();
+        r[chunk] = null;
+        b[chunk] = null;
+        buffers = b;
+        regions = r;
+        chunks--;
+        region.close();
     }
 
     private void addChunk() throws IOException {
-        int chunk = regions.length;
+        int chunk = 0;
+        while (chunk < regions.length && regions[chunk] != null) {
+            chunk++;
+        }
         // The fabric chooses the memory: a shared-memory peer can only reach memory the fabric mapped.
         MemoryRegion region = fabric.allocate(slotsPerChunk * slotSize, MemoryRegion.LOCAL_WRITE);
         ByteBuffer view = region.buffer().order(FrameDescriptor.BYTE_ORDER);
-        MemoryRegion[] r = Arrays.copyOf(regions, chunk + 1);
-        ByteBuffer[] b = Arrays.copyOf(buffers, chunk + 1);
+        MemoryRegion[] r = Arrays.copyOf(regions, Math.max(regions.length, chunk + 1));
+        ByteBuffer[] b = Arrays.copyOf(buffers, r.length);
         r[chunk] = region;
         b[chunk] = view;
         buffers = b;
         regions = r;
+        if (chunkInUse.length < r.length) {
+            chunkInUse = Arrays.copyOf(chunkInUse, r.length);
+        }
+        chunkInUse[chunk] = 0;
+        chunks++;
         if (free.length < freeCount + slotsPerChunk) {
             free = Arrays.copyOf(free, freeCount + slotsPerChunk);
         }
@@ -141,7 +185,7 @@ public final class SlotPool implements AutoCloseable {
 
     /** Bytes registered with the fabric. */
     public synchronized long registeredBytes() {
-        return (long) regions.length * slotsPerChunk * slotSize;
+        return (long) chunks * slotsPerChunk * slotSize;
     }
 
     /** Deregisters every chunk. Slots still in use must no longer be named by posted work. */
@@ -152,7 +196,9 @@ public final class SlotPool implements AutoCloseable {
         }
         closed = true;
         for (MemoryRegion r : regions) {
-            r.close();
+            if (r != null) {
+                r.close();
+            }
         }
     }
 }
