@@ -16,6 +16,7 @@ import java.nio.channels.SocketChannel;
  * close-return   close, then return from main
  * close-exit     close, then System.exit(0)
  * shutout-exit   shutdownOutput, then System.exit(0)
+ * hang           nothing: waits (at most ten minutes) to be killed
  * </pre>
  * It knows nothing of rdmanio: the JVM it runs in decides whether the socket is the JDK's TCP or a fabric's.
  */
@@ -53,6 +54,10 @@ public final class WriterEndingMain {
             case "shutout-exit":
                 ch.shutdownOutput();
                 System.exit(0);
+                break;
+            case "hang":
+                Thread.sleep(600_000);
+                System.exit(3);
                 break;
             default:
                 out.println("ERROR unknown ending " + ending);

@@ -2,6 +2,8 @@ package io.rdmanio.selector.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -14,6 +16,7 @@ import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
@@ -27,10 +30,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * TCP's promise at each way a writer ends: every byte a write accepted reaches a slow reader, then end of stream.
@@ -96,7 +101,7 @@ class WriterEndingParityTest {
             int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
             List<String> args = List.of(Integer.toString(port), Integer.toString(bytes), ending);
             try (Child writer = transport.equals("shm")
-                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), args) : Child.plain(args)) {
+                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args)) {
                 try (SocketChannel reader = server.accept()) {
                     readSlowly(reader, NioPeerMain.pattern(bytes, 5), writer);
                 }
@@ -143,6 +148,95 @@ class WriterEndingParityTest {
                 readSlowly(reader, data, null);
             }
             wrote.get(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * SIGKILL of the writer right after its write returned, while the slow reader has most bytes still to read.
+     * Not the same outcome: the kernel holds a TCP socket's bytes and delivers them after the process is gone;
+     * on shm the bytes that had reached the reader's ring are read, in order, then the reset, and the bytes still
+     * staged in the dead process are lost (docs/compatibility.md, "Close, exit and crash").
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"tcp", "shm"})
+    void killedWriter(String transport) throws Exception {
+        byte[] expected = NioPeerMain.pattern(MB3, 5);
+        try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            List<String> args = List.of(
+                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(MB3),
+                "hang");
+            try (Child writer = transport.equals("shm")
+                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args);
+                 SocketChannel reader = server.accept()) {
+                ByteBuffer b = ByteBuffer.allocate(READ_CHUNK);
+                CRC32 crc = new CRC32();
+                long total = 0;
+                long atKill = -1;
+                IOException failure = null;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS * 3);
+                try {
+                    int n;
+                    while ((n = reader.read(b.clear())) >= 0) {
+                        assertTrue(System.nanoTime() - deadline < 0, "no end in time; read " + total);
+                        crc.update(b.array(), 0, n);
+                        total += n;
+                        if (atKill < 0 && writer.printed("ENDING")) {
+                            writer.kill();
+                            atKill = total;
+                        }
+                        Thread.sleep(READ_PAUSE_MILLIS);
+                    }
+                } catch (IOException e) {
+                    failure = e;
+                }
+                assertTrue(atKill >= 0 && atKill < MB3, "the writer was killed with bytes unread (" + atKill + ")");
+                assertEquals(NioPeerMain.crc(expected, 0, (int) total), crc.getValue(), "the bytes read are the "
+                    + "stream's first " + total + ", in order");
+                System.out.println(transport + ": writer killed when " + atKill + " bytes were read; the reader got "
+                    + total + " of " + MB3 + ", then " + (failure == null ? "end of stream" : failure));
+                if (transport.equals("tcp")) {
+                    assertEquals(null, failure, "the kernel delivers a killed process's bytes, then FIN");
+                    assertEquals(MB3, total);
+                } else {
+                    assertNotNull(failure, "a killed shm peer is a reset");
+                    assertFalse(failure instanceof ClosedChannelException, failure.toString());
+                }
+            }
+        }
+    }
+
+    /**
+     * The exit's wait is bounded: a writer JVM whose reader never reads exits after {@code rdmanio.lingerMillis}
+     * without progress, and the reader then reads what had reached its ring, then the reset.
+     */
+    @Test
+    void exitWithANeverReadingPeerEndsAfterTheLingerBound() throws Exception {
+        try (ServerSocketChannel server = shm.provider.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            List<String> args = List.of(
+                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(MB3),
+                "return");
+            try (Child writer = Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of("-Drdmanio.lingerMillis=500"),
+                    args);
+                 SocketChannel reader = server.accept()) {
+                assertEquals(0, writer.awaitExit(), "the writer's exit status; it printed: " + writer.output());
+                byte[] expected = NioPeerMain.pattern(MB3, 5);
+                ByteBuffer in = ByteBuffer.allocate(MB3);
+                IOException e = assertThrows(IOException.class, () -> {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS);
+                    while (System.nanoTime() - deadline < 0) {
+                        if (reader.read(in) < 0) {
+                            return;
+                        }
+                    }
+                }, "the unread rest was given up: a reset after the bytes that had arrived");
+                assertTrue(in.position() > 0 && in.position() < MB3, "bytes before the reset: " + in.position());
+                assertEquals(NioPeerMain.crc(expected, 0, in.position()),
+                    NioPeerMain.crc(in.array(), 0, in.position()), "the bytes read are the stream's first ones");
+                System.out.println("never-reading peer: the writer exited after its linger bound; the reader got "
+                    + in.position() + " bytes, then " + e);
+            }
         }
     }
 
@@ -210,8 +304,10 @@ class WriterEndingParityTest {
             return new Child(cmd);
         }
 
-        static Child onShm(Path shmDir, Path rules, List<String> args) throws IOException {
-            List<String> cmd = new ArrayList<>(List.of(java(), "-Xshare:auto", "-XX:TieredStopAtLevel=1",
+        static Child onShm(Path shmDir, Path rules, List<String> jvmArgs, List<String> args) throws IOException {
+            List<String> cmd = new ArrayList<>(jvmArgs);
+            cmd.add(0, java());
+            cmd.addAll(List.of("-Xshare:auto", "-XX:TieredStopAtLevel=1",
                 "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
                 "-Djava.nio.channels.spi.SelectorProvider=" + RdmaSelectorProvider.class.getName(),
                 "-Drdmanio.rules=" + rules, "-Drdmanio.fabric=shm", "-Drdmanio.shm.dir=" + shmDir,
@@ -222,6 +318,13 @@ class WriterEndingParityTest {
 
         private static String java() {
             return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        }
+
+        void kill() throws InterruptedException {
+            process.destroyForcibly();
+            if (!process.waitFor(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                fail("a killed writer did not exit in time");
+            }
         }
 
         boolean printed(String prefix) {
