@@ -125,6 +125,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean lingering;
     /** While lingering: when the engine resets this connection unless it delivers something first (nanoTime). */
     private long lingerDeadline;
+    /** Bytes the application wrote and read: at exit, a connection still in use is not closed under its user. */
+    private long appBytes;
     private int lastReady;
     /** Bytes or FIN arrived since readiness was last reported. */
     private boolean readEvent;
@@ -718,6 +720,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     total += n;
                 }
             }
+            appBytes += total;
             flushLocked();
             if (total == 0 && hasRemaining(srcs, offset, length)) {
                 writeBlocked = true;
@@ -858,6 +861,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     }
                 }
             }
+            appBytes += total;
             creditDue = freed > 0 && failure == null && !tornDown
                 && credit.unadvertisedData() >= credit.creditThreshold();
             lastReady = readyOpsLocked();
@@ -997,6 +1001,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     long lingerDeadline() {
         synchronized (lock) {
             return tornDown || !lingering ? Long.MAX_VALUE : lingerDeadline;
+        }
+    }
+
+    /** Bytes the application has written and read so far (for the exit hook, which closes idle connections). */
+    long appBytes() {
+        synchronized (lock) {
+            return appBytes;
         }
     }
 

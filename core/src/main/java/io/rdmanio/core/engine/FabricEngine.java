@@ -48,6 +48,11 @@ final class FabricEngine implements Engine {
     private static final int POLL_BATCH = 128;
     /** Poll calls per completion queue per progress, so one busy queue cannot starve the others for long. */
     private static final int POLL_ROUNDS = 8;
+    /**
+     * At exit, how long a connection must go unused by its application before the exit hook closes it: other
+     * shutdown hooks may still be writing on it.
+     */
+    private static final long EXIT_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** Chunk size of the buffer pool. */
     private static final int POOL_CHUNK_BYTES = 4 << 20;
 
@@ -621,7 +626,7 @@ final class FabricEngine implements Engine {
         progress();
         long next = Math.min(until, expireLingerers());
         wake.reset();
-        if (lingering.get() > 0 && arm(wake)) {
+        if ((lingering.get() > 0 || until != Long.MAX_VALUE) && arm(wake)) {
             wake.awaitSignal(this, next);
         }
     }
@@ -687,22 +692,50 @@ final class FabricEngine implements Engine {
      * At JVM exit: closes every connection still open, as the kernel closes a process's sockets (FIN after the
      * bytes written), then drives them until each has delivered its bytes and FIN, failed, or outlived the
      * linger bound. Called by {@link ExitLinger}'s shutdown hook; the closer is a daemon, so nothing else would.
+     *
+     * <p>The application's own shutdown hooks run at the same time and may still be using a connection (a
+     * server's graceful stop answering its last requests, then closing): a connection is closed here only once
+     * its application has neither written nor read on it for {@link #EXIT_QUIET_NANOS}, or when the linger bound
+     * has passed since the exit began, whichever comes first.
      */
     void lingerAtExit() {
         if (closed) {
             return;
         }
-        List<FabricConnection> open;
-        synchronized (setupLock) {
-            open = new ArrayList<>(connections);
-        }
-        for (FabricConnection c : open) {
-            c.close();
-        }
+        long start = System.nanoTime();
+        IdentityHashMap<FabricConnection, long[]> activity = new IdentityHashMap<>();
         ParkingWaiter wake = ParkingWaiter.current();
         try {
-            while (!closed && !lingerersDelivered()) {
-                lingerRound(wake, Long.MAX_VALUE);
+            while (!closed) {
+                List<FabricConnection> open;
+                synchronized (setupLock) {
+                    open = new ArrayList<>(connections);
+                }
+                long now = System.nanoTime();
+                boolean late = now - start - lingerNanos >= 0;
+                long nextCheck = Long.MAX_VALUE;
+                int stillOpen = 0;
+                for (FabricConnection c : open) {
+                    if (c.isClosedLocally()) {
+                        continue;
+                    }
+                    long bytes = c.appBytes();
+                    long[] seen = activity.get(c);
+                    if (seen == null || seen[0] != bytes) {
+                        seen = new long[] {bytes, now};
+                        activity.put(c, seen);
+                    }
+                    if (late || now - seen[1] - EXIT_QUIET_NANOS >= 0) {
+                        c.close();
+                    } else {
+                        stillOpen++;
+                        nextCheck = Math.min(nextCheck, seen[1] + EXIT_QUIET_NANOS);
+                    }
+                }
+                if (stillOpen == 0 && lingerersDelivered()) {
+                    return;
+                }
+                lingerRound(wake, stillOpen == 0 ? Long.MAX_VALUE : nextCheck);
             }
         } finally {
             endWait(wake);

@@ -16,6 +16,7 @@ import java.nio.channels.SocketChannel;
  * close-return   close, then return from main
  * close-exit     close, then System.exit(0)
  * shutout-exit   shutdownOutput, then System.exit(0)
+ * hook-close     return from main; a shutdown hook writes the last 64 KiB, then closes
  * hang           nothing: waits (at most ten minutes) to be killed
  * </pre>
  * It knows nothing of rdmanio: the JVM it runs in decides whether the socket is the JDK's TCP or a fabric's.
@@ -32,6 +33,22 @@ public final class WriterEndingMain {
         String ending = args[2];
         SocketChannel ch = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
         ByteBuffer b = ByteBuffer.wrap(NioPeerMain.pattern(bytes, 5));
+        if (ending.equals("hook-close")) {
+            // The rest is written by a shutdown hook, as a server's graceful stop answers its last requests.
+            b.limit(bytes - (64 << 10));
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    b.limit(bytes);
+                    while (b.hasRemaining()) {
+                        ch.write(b);
+                    }
+                    ch.close();
+                } catch (Exception e) {
+                    out.println("ERROR in the hook: " + e);
+                    out.flush();
+                }
+            }, "writer-hook"));
+        }
         while (b.hasRemaining()) {
             ch.write(b);
         }
@@ -40,6 +57,7 @@ public final class WriterEndingMain {
         out.flush();
         switch (ending) {
             case "return":
+            case "hook-close":
                 return;
             case "exit":
                 System.exit(0);

@@ -41,7 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * TCP's promise at each way a writer ends: every byte a write accepted reaches a slow reader, then end of stream.
  * The scenario is written once ({@link #readSlowly}) and run against the JDK's TCP and rdmanio: with the writer in
  * a second JVM that ends in each of five ways ({@link WriterEndingMain}: return from main or {@code System.exit}
- * with the channel open, close then return or exit, shutdownOutput then exit), over the JDK's TCP and over shm;
+ * with the channel open, close then return or exit, shutdownOutput then exit; and a shutdown hook that writes the
+ * last bytes and closes), over the JDK's TCP and over shm;
  * and, where exit cannot be tested, with the writer in this JVM closing (plainly, after shutdownOutput, or with
  * {@code SO_LINGER} of a few seconds), over the JDK's TCP, rdmanio's loopback fabric and shm.
  */
@@ -91,9 +92,9 @@ class WriterEndingParityTest {
     @ParameterizedTest(name = "{0}, {1} bytes, writer JVM ends by {2}")
     @CsvSource({
         "tcp, 3145728, return", "tcp, 3145728, exit", "tcp, 3145728, close-return", "tcp, 3145728, close-exit",
-        "tcp, 3145728, shutout-exit", "tcp, 102400, return",
+        "tcp, 3145728, shutout-exit", "tcp, 102400, return", "tcp, 3145728, hook-close",
         "shm, 3145728, return", "shm, 3145728, exit", "shm, 3145728, close-return", "shm, 3145728, close-exit",
-        "shm, 3145728, shutout-exit", "shm, 102400, return",
+        "shm, 3145728, shutout-exit", "shm, 102400, return", "shm, 3145728, hook-close",
     })
     void writerInAnotherJvm(String transport, int bytes, String ending) throws Exception {
         try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
