@@ -89,6 +89,8 @@ class LingeringCloseResourcesTest {
                         "registered memory of closed connections bounded by rdmanio.lingerMaxBytes");
                 }
                 long lingeringFds = ShmNio.openDescriptors();
+                long lingeringMapped = mappedBytes(dir);
+                long lingeringRegistered = onShm ? invoke(counted, "registeredBytes") : 0;
                 peer.close();
                 awaitAtMost(ShmNio::openDescriptors, fds, "descriptors back to the baseline of " + fds
                     + " after the peer exited (" + lingeringFds + " while it held the connections)");
@@ -101,7 +103,10 @@ class LingeringCloseResourcesTest {
                         .toList(), "files left in the shm directory");
                 }
                 System.out.println(transport + ": " + CONNECTIONS + " closes with unsent data: " + lingeringFds
-                    + " descriptors while the peer held them, baseline " + fds);
+                    + " descriptors, " + (lingeringRegistered >> 20) + " MiB registered by this engine and "
+                    + (lingeringMapped >> 20) + " MiB of shm mappings (the peer's receive rings among them) while the"
+                    + " peer held them;"
+                    + " baseline and after its exit: " + fds + " and " + (mapped >> 20) + " MiB");
             } finally {
                 peer.close();
             }
