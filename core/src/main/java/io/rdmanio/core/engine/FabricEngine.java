@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * connection's lock; never the reverse). Setup state (the id and queue-pair maps, the completion-queue budget)
  * is guarded by {@link #setupLock}, which is never held while a connection lock is taken. Waiters are guarded by
  * their list's monitor, a leaf lock. Arming and withdrawing relays take {@link #armLock} first, then the waiters'
- * monitor or the fabric's queue locks; nothing holding those takes it.
+ * monitor or the fabric's queue locks; nothing holding those takes it. The lingering connections are guarded by
+ * their list's monitor, a leaf lock taken under a connection's lock; the linger expiry holds {@link #expireLock}
+ * while it takes connections' locks, one at a time.
  */
 final class FabricEngine implements Engine {
 
@@ -678,14 +680,17 @@ final class FabricEngine implements Engine {
 
     /** Whether every lingering connection has delivered its bytes and FIN, or is past delivering (for exit). */
     private boolean lingerersDelivered() {
+        FabricConnection[] snapshot;
         synchronized (lingerers) {
-            for (FabricConnection c : lingerers) {
-                if (!c.isOutputDone()) {
-                    return false;
-                }
-            }
-            return true;
+            snapshot = lingerers.toArray(new FabricConnection[0]);
         }
+        // Outside the leaf lock: a connection's lock is taken before it, never after.
+        for (FabricConnection c : snapshot) {
+            if (!c.isOutputDone()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
