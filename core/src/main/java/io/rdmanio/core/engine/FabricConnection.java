@@ -1029,7 +1029,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             if (failure == null) {
                 failure = new IOException("connection with " + remote + " reset after close: " + why);
             }
-            discardQueuedLocked(false);
+            if (userClosed) {
+                discardQueuedLocked(false);
+            }
+            // Else a failed connection its application has not closed: what it received stays readable.
             disconnectLocked();
             try {
                 teardownLocked();
