@@ -178,14 +178,19 @@ class WriterEndingParityTest {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS * 3);
                 try {
                     int n;
-                    while ((n = reader.read(b.clear())) >= 0) {
-                        assertTrue(System.nanoTime() - deadline < 0, "no end in time; read " + total);
-                        crc.update(b.array(), 0, n);
-                        total += n;
-                        if (atKill < 0 && writer.printed("ENDING")) {
+                    while (true) {
+                        // Killed before the last chunk is read at the latest: the writer hangs until it is.
+                        if (atKill < 0 && (writer.printed("ENDING") || total >= MB3 - READ_CHUNK)) {
+                            writer.awaitPrinted("ENDING");
                             writer.kill();
                             atKill = total;
                         }
+                        if ((n = reader.read(b.clear())) < 0) {
+                            break;
+                        }
+                        assertTrue(System.nanoTime() - deadline < 0, "no end in time; read " + total);
+                        crc.update(b.array(), 0, n);
+                        total += n;
                         Thread.sleep(READ_PAUSE_MILLIS);
                     }
                 } catch (IOException e) {
@@ -325,6 +330,16 @@ class WriterEndingParityTest {
             process.destroyForcibly();
             if (!process.waitFor(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 fail("a killed writer did not exit in time");
+            }
+        }
+
+        void awaitPrinted(String prefix) throws InterruptedException {
+            long deadline = System.nanoTime() + ShmNio.TIMEOUT_NANOS;
+            while (!printed(prefix)) {
+                if (System.nanoTime() - deadline > 0 || !process.isAlive()) {
+                    fail("the writer did not print " + prefix + "; it printed: " + output());
+                }
+                Thread.sleep(10);
             }
         }
 
