@@ -12,10 +12,13 @@ import java.util.Arrays;
  *
  * <p>Memory is registered in chunks of {@link #slotsPerChunk()} slots, once, when the free list runs dry (never on
  * the data path: connections allocate their slots when they are set up and free them when they are torn down).
- * A slot is named by an int id: {@code chunk * slotsPerChunk + index}. A chunk whose every slot is free again is
- * deregistered once more than {@link #RETAINED_CHUNKS} chunks' worth of slots would stay free without it, so that
- * a burst of connections (or of closed connections lingering) gives its memory back when it is over, while a
- * connection opened and closed over and over does not register memory each time. Its number is reused.
+ * A slot is named by an int id: {@code chunk * slotsPerChunk + index}. A chunk whose every slot has been free for a
+ * grace period is deregistered by {@link #releaseIdleChunks} once more than {@link #RETAINED_CHUNKS} chunks' worth
+ * of slots would stay free without it, so that a burst of connections (or of closed connections lingering) gives
+ * its memory back when it is over, while a connection opened and closed over and over does not register memory
+ * each time. Its number is reused. The grace keeps a just-freed slot's memory registered for a peer that took
+ * the slot's receive an instant before the connection ended (an shm sender copies without a lock the receiver
+ * holds), so such a late copy lands in memory that is still mapped, never in a deregistered region.
  *
  * <p>Thread-safe: allocation and freeing are synchronized (connection setup and teardown only); the lookups
  * {@link #region}, {@link #buffer} and {@link #offset} are lock-free and may be used on the data path.
@@ -39,6 +42,8 @@ public final class SlotPool implements AutoCloseable {
     private int inUse;
     /** Slots of each chunk handed out and not yet freed. */
     private int[] chunkInUse = new int[0];
+    /** When each chunk last became wholly free ({@link System#nanoTime()}); meaningless while it is in use. */
+    private long[] chunkFreeSince = new long[0];
     private int chunks;
     private boolean closed;
 
@@ -103,9 +108,38 @@ public final class SlotPool implements AutoCloseable {
         }
         free[freeCount++] = id;
         inUse--;
-        if (--chunkInUse[chunk] == 0 && !closed && freeCount - slotsPerChunk >= RETAINED_CHUNKS * slotsPerChunk) {
-            releaseChunk(chunk);
+        if (--chunkInUse[chunk] == 0) {
+            chunkFreeSince[chunk] = System.nanoTime();
         }
+    }
+
+    /**
+     * Deregisters the chunks that have been wholly free for {@code graceNanos} while more than
+     * {@link #RETAINED_CHUNKS} chunks' worth of slots would stay free without them.
+     *
+     * @return when the next wholly free chunk beyond the retained ones passes its grace ({@link System#nanoTime()}
+     *         scale), or {@link Long#MAX_VALUE} when there is none
+     */
+    public synchronized long releaseIdleChunks(long now, long graceNanos) {
+        long next = Long.MAX_VALUE;
+        if (closed || freeCount - slotsPerChunk < RETAINED_CHUNKS * slotsPerChunk) {
+            return next;
+        }
+        for (int c = 0; c < regions.length; c++) {
+            if (regions[c] == null || chunkInUse[c] != 0) {
+                continue;
+            }
+            if (freeCount - slotsPerChunk < RETAINED_CHUNKS * slotsPerChunk) {
+                break;
+            }
+            long due = chunkFreeSince[c] + graceNanos;
+            if (due - now <= 0) {
+                releaseChunk(c);
+            } else if (due - next < 0) {
+                next = due;
+            }
+        }
+        return next;
     }
 
     /** Deregisters a chunk none of whose slots is in use; nothing can name its memory any more. */
@@ -144,8 +178,10 @@ public final class SlotPool implements AutoCloseable {
         regions = r;
         if (chunkInUse.length < r.length) {
             chunkInUse = Arrays.copyOf(chunkInUse, r.length);
+            chunkFreeSince = Arrays.copyOf(chunkFreeSince, r.length);
         }
         chunkInUse[chunk] = 0;
+        chunkFreeSince[chunk] = System.nanoTime();
         chunks++;
         if (free.length < freeCount + slotsPerChunk) {
             free = Arrays.copyOf(free, freeCount + slotsPerChunk);

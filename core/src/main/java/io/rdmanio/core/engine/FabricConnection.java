@@ -159,6 +159,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** The header of an inline frame: the fabric copies it at post time, so one per connection serves all. */
     private ByteBuffer inlineHeader;
     private long finSeq = -1;
+    /**
+     * After an abortive close with sends in flight: the sequence of the signalled marker whose completion vouches
+     * for every earlier send; the reset (disconnect) follows it. -1: none.
+     */
+    private long abortSeq = -1;
 
     private FabricConnection(FabricEngine engine, CmId id, boolean client, FabricListener listener,
                              InetSocketAddress remote, ConnectionOptions options) {
@@ -454,6 +459,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 disconnectLocked();
             }
         }
+        if (abortSeq >= 0 && seq >= abortSeq) {
+            abortSeq = -1;
+            disconnectLocked();
+        }
     }
 
     void onEvent(CmEvent e) {
@@ -591,6 +600,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     private boolean postControlLocked(int type) {
+        return postControlLocked(type, false);
+    }
+
+    private boolean postControlLocked(int type, boolean forceSignal) {
         int entry = (int) (controlPostSeq % controlEntries);
         ByteBuffer buf = pool.buffer(controlSlotId);
         int off = pool.offset(controlSlotId) + entry * CONTROL_ENTRY;
@@ -602,7 +615,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 HandshakeDescriptor.REASON_NONE, slotSize, dataSlots, controlSlots, incarnation);
         }
         controlPostSeq++;
-        boolean signal = type == TYPE_FIN || controlFree() == 0;
+        boolean signal = forceSignal || type == TYPE_FIN || controlFree() == 0;
         if (!postSendLocked(KIND_CONTROL, controlSlotId, off, HEADER_LENGTH + payload, signal)) {
             return false;
         }
@@ -1113,6 +1126,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             pool.free(stagingIds, stagingCount);
             pool.free(controlSlotId);
             slotsAllocated = false;
+            engine.slotsFreed();
         }
     }
 
@@ -1171,20 +1185,40 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     @Override
     public void abort() {
-        // Frames already posted leave before the reset, as TCP has sent what the window allowed by then: a fabric
-        // that carries sends out when polled (loopback) would otherwise flush them with the disconnect.
-        engine.progress();
         synchronized (lock) {
             userClosed = true;
             discardQueuedLocked(false);
             if (!tornDown) {
-                disconnectLocked();
+                // Staged bytes that never left are dropped, as a reset drops a TCP socket's send queue.
+                fillSeq = postSeq;
+                finPending = false;
+                if (!resetAfterInFlightLocked()) {
+                    disconnectLocked();
+                }
                 tryTeardownLocked();
                 lingerLocked();
             }
         }
         engine.wakeWaiters();
         fireReadiness();
+    }
+
+    /**
+     * Frames already posted leave before the reset, as TCP has sent what its window allowed by then: a disconnect
+     * now would flush those still in the send queue (and a fabric that carries sends out when polled, loopback,
+     * has carried out none). A signalled CREDIT frame (harmless to the peer) is posted behind them; its
+     * completion vouches for them all and triggers the disconnect. False when nothing is in flight or no marker
+     * can be posted: disconnect at once.
+     */
+    private boolean resetAfterInFlightLocked() {
+        if (sendCompleted == sendPosted || !canPostLocked() || controlFree() == 0 || !credit.canSendControl()) {
+            return false;
+        }
+        if (!postControlLocked(TYPE_CREDIT, true)) {
+            return false;
+        }
+        abortSeq = sendPosted - 1;
+        return true;
     }
 
     // -------------------------------------------------------------------------------------------------------------

@@ -55,6 +55,8 @@ final class FabricEngine implements Engine {
      * shutdown hooks may still be writing on it.
      */
     private static final long EXIT_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How long a wholly free chunk of the pool stays registered before the closer gives it back. */
+    private static final long CHUNK_RELEASE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Chunk size of the buffer pool. */
     private static final int POOL_CHUNK_BYTES = 4 << 20;
 
@@ -611,12 +613,25 @@ final class FabricEngine implements Engine {
     private void runCloser() {
         ParkingWaiter wake = ParkingWaiter.current();
         while (!closed) {
+            long release = pool.releaseIdleChunks(System.nanoTime(), CHUNK_RELEASE_GRACE_NANOS);
             if (lingering.get() == 0) {
                 endWait(wake);
-                LockSupport.park(this);
+                if (release == Long.MAX_VALUE) {
+                    LockSupport.park(this);
+                } else {
+                    LockSupport.parkNanos(this, release - System.nanoTime());
+                }
                 continue;
             }
-            lingerRound(wake, Long.MAX_VALUE);
+            lingerRound(wake, release);
+        }
+    }
+
+    /** A connection gave its slots back: the closer gives whole chunks back after their grace. */
+    void slotsFreed() {
+        Thread t = closer;
+        if (t != null) {
+            LockSupport.unpark(t);
         }
     }
 

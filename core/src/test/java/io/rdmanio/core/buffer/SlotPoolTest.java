@@ -30,6 +30,11 @@ class SlotPoolTest {
                 pool.free(ids, each);
             }
             assertEquals(0, pool.slotsInUse());
+            long now = System.nanoTime();
+            assertEquals(now + 1_000_000_000L, pool.releaseIdleChunks(now, 1_000_000_000L), 1_000_000_000L,
+                "the grace not yet over: nothing released, the next release due within it");
+            assertEquals(15 * chunkBytes, pool.registeredBytes());
+            assertEquals(Long.MAX_VALUE, pool.releaseIdleChunks(System.nanoTime(), 0));
             assertEquals(SlotPool.RETAINED_CHUNKS * chunkBytes, pool.registeredBytes(), "what stays registered");
             // Reused: new slots come from the retained chunks first, then from released chunk numbers, and every
             // id names memory that is registered.
@@ -44,6 +49,7 @@ class SlotPoolTest {
             assertEquals(4, chunks.size());
             assertTrue(chunks.stream().allMatch(c -> c < 15), "chunk numbers reused: " + chunks);
             pool.free(again, again.length);
+            pool.releaseIdleChunks(System.nanoTime(), 0);
             assertEquals(SlotPool.RETAINED_CHUNKS * chunkBytes, pool.registeredBytes());
             pool.close();
         }
