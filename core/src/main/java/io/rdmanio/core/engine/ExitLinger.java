@@ -1,5 +1,6 @@
 package io.rdmanio.core.engine;
 
+import io.rdmanio.core.JdkAccess;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -30,7 +31,7 @@ final class ExitLinger {
     private ExitLinger() {
     }
 
-    /** {@code engine} has connections: it is driven at exit, and the hook exists. */
+    /** {@code engine} has connections (or may get some): it is driven at exit, and the hook exists. */
     static void watch(FabricEngine engine) {
         synchronized (ENGINES) {
             if (exiting || !ENGINES.add(engine) || hookRegistered) {
@@ -38,8 +39,11 @@ final class ExitLinger {
             }
             hookRegistered = true;
         }
+        if (JdkAccess.registerLateShutdownHook(() -> run(true))) {
+            return;
+        }
         try {
-            Runtime.getRuntime().addShutdownHook(new Thread(ExitLinger::run, "rdmanio-exit-linger"));
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> run(false), "rdmanio-exit-linger"));
         } catch (IllegalStateException e) {
             // Already exiting: the hooks have started, and this connection was set up by one of them.
             LOG.debug("the JVM is exiting; a connection set up now is not lingered at exit");
@@ -53,7 +57,15 @@ final class ExitLinger {
         }
     }
 
-    private static void run() {
+    /**
+     * Drives every engine's connections to delivery. {@code afterApplicationHooks}: this runs after every
+     * application shutdown hook has finished, so connections are closed at once and, once delivered, the engines
+     * are closed too (their listeners, rendezvous files and fabric threads: a thread blocked in a system call,
+     * such as shm's watcher in its selector, would otherwise hold up the JVM's exit by some 300 ms). Otherwise it
+     * runs beside the application's hooks, which may still be using a connection, so each is closed only once
+     * its application has left it unused for a moment, and the engines stay open.
+     */
+    private static void run(boolean afterApplicationHooks) {
         List<FabricEngine> engines;
         synchronized (ENGINES) {
             exiting = true;
@@ -64,7 +76,7 @@ final class ExitLinger {
         for (FabricEngine e : engines) {
             Thread t = new Thread(() -> {
                 try {
-                    e.lingerAtExit();
+                    e.lingerAtExit(afterApplicationHooks);
                 } catch (RuntimeException ex) {
                     LOG.warn("delivering the {} engine's connections at exit failed", e.fabricName(), ex);
                 }
@@ -78,6 +90,15 @@ final class ExitLinger {
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
                 return;
+            }
+        }
+        if (afterApplicationHooks) {
+            for (FabricEngine e : engines) {
+                try {
+                    e.close();
+                } catch (RuntimeException ex) {
+                    LOG.debug("closing the {} engine at exit failed", e.fabricName(), ex);
+                }
             }
         }
     }

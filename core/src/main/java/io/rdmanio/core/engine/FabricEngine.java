@@ -713,15 +713,17 @@ final class FabricEngine implements Engine {
      * bytes written), then drives them until each has delivered its bytes and FIN, failed, or outlived the
      * linger bound. Called by {@link ExitLinger}'s shutdown hook; the closer is a daemon, so nothing else would.
      *
-     * <p>The application's own shutdown hooks run at the same time and may still be using a connection (a
-     * server's graceful stop answering its last requests, then closing): a connection is closed here only once
-     * its application has neither written nor read on it for {@link #EXIT_QUIET_NANOS}, or when the linger bound
-     * has passed since the exit began, whichever comes first.
+     * <p>{@code afterApplicationHooks}: every application shutdown hook has finished, so every connection is
+     * closed at once. Otherwise the application's own hooks run at the same time and may still be using a
+     * connection (a server's graceful stop answering its last requests, then closing): a connection is closed here
+     * only once its application has neither written nor read on it for {@link #EXIT_QUIET_NANOS}, or when the
+     * linger bound has passed since the exit began, whichever comes first.
      */
-    void lingerAtExit() {
+    void lingerAtExit(boolean afterApplicationHooks) {
         if (closed) {
             return;
         }
+        long quietNanos = afterApplicationHooks ? 0 : EXIT_QUIET_NANOS;
         long start = System.nanoTime();
         IdentityHashMap<FabricConnection, long[]> activity = new IdentityHashMap<>();
         ParkingWaiter wake = ParkingWaiter.current();
@@ -745,11 +747,11 @@ final class FabricEngine implements Engine {
                         seen = new long[] {bytes, now};
                         activity.put(c, seen);
                     }
-                    if (late || now - seen[1] - EXIT_QUIET_NANOS >= 0) {
+                    if (late || now - seen[1] - quietNanos >= 0) {
                         c.close();
                     } else {
                         stillOpen++;
-                        nextCheck = Math.min(nextCheck, seen[1] + EXIT_QUIET_NANOS);
+                        nextCheck = Math.min(nextCheck, seen[1] + quietNanos);
                     }
                 }
                 if (stillOpen == 0 && lingerersDelivered()) {

@@ -17,6 +17,7 @@ import java.nio.channels.SocketChannel;
  * close-exit     close, then System.exit(0)
  * shutout-exit   shutdownOutput, then System.exit(0)
  * hook-close     return from main; a shutdown hook writes the last 64 KiB, then closes
+ * hook-slow      as hook-close, but the hook first works for half a second (a graceful stop that takes its time)
  * hang           nothing: waits (at most ten minutes) to be killed
  * </pre>
  * It knows nothing of rdmanio: the JVM it runs in decides whether the socket is the JDK's TCP or a fabric's.
@@ -33,11 +34,14 @@ public final class WriterEndingMain {
         String ending = args[2];
         SocketChannel ch = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
         ByteBuffer b = ByteBuffer.wrap(NioPeerMain.pattern(bytes, 5));
-        if (ending.equals("hook-close")) {
+        if (ending.equals("hook-close") || ending.equals("hook-slow")) {
             // The rest is written by a shutdown hook, as a server's graceful stop answers its last requests.
             b.limit(bytes - (64 << 10));
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 try {
+                    if (ending.equals("hook-slow")) {
+                        Thread.sleep(500);
+                    }
                     b.limit(bytes);
                     while (b.hasRemaining()) {
                         ch.write(b);
@@ -58,6 +62,7 @@ public final class WriterEndingMain {
         switch (ending) {
             case "return":
             case "hook-close":
+            case "hook-slow":
                 return;
             case "exit":
                 System.exit(0);

@@ -92,9 +92,9 @@ class WriterEndingParityTest {
     @ParameterizedTest(name = "{0}, {1} bytes, writer JVM ends by {2}")
     @CsvSource({
         "tcp, 3145728, return", "tcp, 3145728, exit", "tcp, 3145728, close-return", "tcp, 3145728, close-exit",
-        "tcp, 3145728, shutout-exit", "tcp, 102400, return", "tcp, 3145728, hook-close",
+        "tcp, 3145728, shutout-exit", "tcp, 102400, return", "tcp, 3145728, hook-close", "tcp, 3145728, hook-slow",
         "shm, 3145728, return", "shm, 3145728, exit", "shm, 3145728, close-return", "shm, 3145728, close-exit",
-        "shm, 3145728, shutout-exit", "shm, 102400, return", "shm, 3145728, hook-close",
+        "shm, 3145728, shutout-exit", "shm, 102400, return", "shm, 3145728, hook-close", "shm, 3145728, hook-slow",
     })
     void writerInAnotherJvm(String transport, int bytes, String ending) throws Exception {
         try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
@@ -315,6 +315,8 @@ class WriterEndingParityTest {
             cmd.add(0, java());
             cmd.addAll(List.of("-Xshare:auto", "-XX:TieredStopAtLevel=1",
                 "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
+                // As the agent exports it: rdmanio's exit hook runs after the application's (hook-slow).
+                "--add-exports", "java.base/jdk.internal.access=ALL-UNNAMED",
                 "-Djava.nio.channels.spi.SelectorProvider=" + RdmaSelectorProvider.class.getName(),
                 "-Drdmanio.rules=" + rules, "-Drdmanio.fabric=shm", "-Drdmanio.shm.dir=" + shmDir,
                 "-cp", System.getProperty("java.class.path"), WriterEndingMain.class.getName()));
