@@ -47,6 +47,13 @@ final class FabricEngine implements Engine {
     private static final int POLL_BATCH = 128;
     /** Poll calls per completion queue per progress, so one busy queue cannot starve the others for long. */
     private static final int POLL_ROUNDS = 8;
+    /**
+     * How long the closer leaves owed work (staged bytes waiting for credit, credit owed to a peer) to the
+     * application's own progress (a select, a read, a write, a blocking wait) before it drives progress itself.
+     * It bounds how long such bytes may wait after their credit returned when the application drives nothing,
+     * and how often the closer wakes while the application does.
+     */
+    static final long KEEPER_GRACE_NANOS = 1_000_000;
     /** Chunk size of the buffer pool. */
     private static final int POOL_CHUNK_BYTES = 4 << 20;
 
@@ -101,9 +108,17 @@ final class FabricEngine implements Engine {
     // ---- the closer: a daemon thread that drives progress only while connections are closing or failed and not
     // yet torn down, so that close() keeps its promise (FIN after staged bytes, then every slot back) without the
     // application driving this engine again. Idle (parked, no deadline) otherwise; never on the data path.
+    // It also keeps the promise of a write: while some connection owes its peer bytes or a FIN that wait for credit
+    // (or credit is owed to a peer), and nobody has driven progress for KEEPER_GRACE_NANOS, it drives progress
+    // itself and waits armed for the completion that brings the credit.
     private final AtomicInteger lingering = new AtomicInteger();
+    private final AtomicInteger owing = new AtomicInteger();
     private final Object closerLock = new Object();
     private volatile Thread closer;
+    /** The closer is parked without a deadline (nothing lingers, nothing is owed): it must be unparked for work. */
+    private volatile boolean closerIdle;
+    /** Progress runs so far; written under progressLock, read by the closer to see whether anyone drives. */
+    private volatile long progressRuns;
 
     // ---- counters
     final AtomicLong connectionsOpened = new AtomicLong();
@@ -291,6 +306,7 @@ final class FabricEngine implements Engine {
                 return 0;
             }
             signalled = false;
+            progressRuns++;
             work += pollCompletions();
             work += pollEvents();
             if (flushPending) {
@@ -404,6 +420,10 @@ final class FabricEngine implements Engine {
             flushPending = true;
         }
         wakeWaiters();
+        if (closerIdle || closer == null) {
+            // Credit owed to a peer: sent by the next progress, whoever drives it (the closer if nobody does).
+            wakeCloser();
+        }
     }
 
     private int drainFlushQueue() {
@@ -539,22 +559,39 @@ final class FabricEngine implements Engine {
     /** A connection was closed or failed and needs progress until it is torn down. */
     void beginLinger() {
         if (lingering.getAndIncrement() == 0) {
-            Thread t = closer;
-            if (t == null) {
-                synchronized (closerLock) {
-                    t = closer;
-                    if (t == null && !closed) {
-                        t = new Thread(this::runCloser, "rdmanio-" + fabric.name() + "-closer");
-                        t.setDaemon(true);
-                        closer = t;
-                        t.start();
-                        return;
-                    }
+            wakeCloser();
+        }
+    }
+
+    /** A connection has bytes or a FIN that wait for credit (see {@link FabricConnection#trackOwedLocked}). */
+    void beginOwing() {
+        if (owing.getAndIncrement() == 0 && (closerIdle || closer == null)) {
+            wakeCloser();
+        }
+    }
+
+    /** Nothing waits for credit on that connection any more. */
+    void endOwing() {
+        owing.decrementAndGet();
+    }
+
+    /** Starts the closer, or unparks it. */
+    private void wakeCloser() {
+        Thread t = closer;
+        if (t == null) {
+            synchronized (closerLock) {
+                t = closer;
+                if (t == null && !closed) {
+                    t = new Thread(this::runCloser, "rdmanio-" + fabric.name() + "-closer");
+                    t.setDaemon(true);
+                    closer = t;
+                    t.start();
+                    return;
                 }
             }
-            if (t != null) {
-                LockSupport.unpark(t);
-            }
+        }
+        if (t != null) {
+            LockSupport.unpark(t);
         }
     }
 
@@ -578,17 +615,45 @@ final class FabricEngine implements Engine {
         return lingering.get();
     }
 
+    /** Connections whose bytes or FIN wait for credit (for tests). */
+    int owingCount() {
+        return owing.get();
+    }
+
+    private boolean owesWork() {
+        return owing.get() > 0 || flushPending;
+    }
+
     private void runCloser() {
         ParkingWaiter wake = ParkingWaiter.current();
+        // progressRuns when this thread last looked (or drove progress itself).
+        long seen = -1;
         while (!closed) {
             if (lingering.get() == 0) {
-                endWait(wake);
-                LockSupport.park(this);
-                continue;
+                if (!owesWork()) {
+                    endWait(wake);
+                    closerIdle = true;
+                    // Re-checked after publishing closerIdle: whoever adds work after this sees it and unparks.
+                    if (lingering.get() == 0 && !owesWork() && !closed) {
+                        LockSupport.park(this);
+                    }
+                    closerIdle = false;
+                    continue;
+                }
+                // Owed work only: the application usually drives progress itself. Step in only when nobody has
+                // for a grace period; otherwise look again after one.
+                long runs = progressRuns;
+                if (runs != seen) {
+                    seen = runs;
+                    endWait(wake);
+                    LockSupport.parkNanos(this, KEEPER_GRACE_NANOS);
+                    continue;
+                }
             }
             progress();
+            seen = progressRuns;
             wake.reset();
-            if (lingering.get() > 0 && arm(wake)) {
+            if ((lingering.get() > 0 || owesWork()) && arm(wake)) {
                 wake.awaitSignal(this, Long.MAX_VALUE);
             }
         }
