@@ -504,6 +504,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 default:
                     break;
             }
+            // A disconnect ends what this side owed: nothing more can be posted.
+            trackOwedLocked();
             tryTeardownLocked();
             fire = updateReadinessLocked();
         }
