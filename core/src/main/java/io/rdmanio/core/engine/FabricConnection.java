@@ -542,7 +542,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     /**
-     * Bytes a write accepted (or a FIN) wait for credit: the engine's keeper makes sure some thread drives progress
+     * Bytes a write accepted (or a FIN) wait for credit: the engine's closer makes sure some thread drives progress
      * when that credit arrives, even if the application never touches this engine again (see
      * {@link FabricEngine#beginOwing}).
      */

@@ -53,7 +53,7 @@ final class FabricEngine implements Engine {
      * It bounds how long such bytes may wait after their credit returned when the application drives nothing,
      * and how often the closer wakes while the application does.
      */
-    static final long KEEPER_GRACE_NANOS = 1_000_000;
+    static final long OWED_GRACE_NANOS = 1_000_000;
     /** Chunk size of the buffer pool. */
     private static final int POOL_CHUNK_BYTES = 4 << 20;
 
@@ -109,7 +109,7 @@ final class FabricEngine implements Engine {
     // yet torn down, so that close() keeps its promise (FIN after staged bytes, then every slot back) without the
     // application driving this engine again. Idle (parked, no deadline) otherwise; never on the data path.
     // It also keeps the promise of a write: while some connection owes its peer bytes or a FIN that wait for credit
-    // (or credit is owed to a peer), and nobody has driven progress for KEEPER_GRACE_NANOS, it drives progress
+    // (or credit is owed to a peer), and nobody has driven progress for OWED_GRACE_NANOS, it drives progress
     // itself and waits armed for the completion that brings the credit.
     private final AtomicInteger lingering = new AtomicInteger();
     private final AtomicInteger owing = new AtomicInteger();
@@ -646,7 +646,7 @@ final class FabricEngine implements Engine {
                 if (runs != seen) {
                     seen = runs;
                     endWait(wake);
-                    LockSupport.parkNanos(this, KEEPER_GRACE_NANOS);
+                    LockSupport.parkNanos(this, OWED_GRACE_NANOS);
                     continue;
                 }
             }
