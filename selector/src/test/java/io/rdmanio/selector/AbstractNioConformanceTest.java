@@ -675,6 +675,52 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     @Test
+    void aWriteReturnsZeroOnlyWhenTheWindowIsSpent() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel w = p[0];
+        w.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = w.register(sel, SelectionKey.OP_WRITE);
+        byte[] block = pattern(64 * 1024, 17);
+        ByteBuffer src = ByteBuffer.wrap(block);
+        CRC32 sent = new CRC32();
+        long written = 0;
+        // The peer reads nothing: write until the transport takes no more.
+        while (true) {
+            assertTrue(written < 512L * 1024 * 1024, "writes never stopped with the peer not reading");
+            if (!src.hasRemaining()) {
+                src.clear();
+            }
+            int pos = src.position();
+            int n = w.write(src);
+            sent.update(block, pos, n);
+            written += n;
+            if (n == 0) {
+                break;
+            }
+        }
+        // A write that gave up must have driven whatever could still make room: nothing drains, so the next
+        // select does not find the channel writable after all.
+        sel.selectNow();
+        assertFalse(key.isValid() && sel.selectedKeys().contains(key) && key.isWritable(),
+            "a write returned 0, then the next select found room with the peer reading nothing");
+        key.cancel();
+        sel.selectNow();
+        w.configureBlocking(true);
+        CRC32 got = new CRC32();
+        ByteBuffer in = ByteBuffer.allocate(64 * 1024);
+        long read = 0;
+        while (read < written) {
+            in.clear().limit((int) Math.min(in.capacity(), written - read));
+            int n = p[1].read(in);
+            assertTrue(n > 0, "end of stream before the data");
+            got.update(in.array(), 0, n);
+            read += n;
+        }
+        assertEquals(sent.getValue(), got.getValue(), "every accepted byte, in order");
+    }
+
+    @Test
     void polledAcceptAndFinishConnectWithoutASelector() throws Exception {
         ServerSocketChannel server = server();
         server.configureBlocking(false);
