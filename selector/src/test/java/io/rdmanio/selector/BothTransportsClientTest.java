@@ -145,6 +145,41 @@ class BothTransportsClientTest extends NioTestSupport {
         assertFalse(c.isOpen(), "a failed connect closes the channel");
     }
 
+    /** Polls finishConnect in non-blocking mode with no selector at all; returns the channel once connected. */
+    private static SocketChannel connectPolled(SocketChannel c, InetSocketAddress to) throws Exception {
+        c.configureBlocking(false);
+        boolean done = c.connect(to);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!done) {
+            assertTrue(System.nanoTime() - deadline < 0, "connected in time, polling without a selector: " + c);
+            done = c.finishConnect();
+            Thread.onSpinWait();
+        }
+        return c;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"both", "auto"})
+    void polledFinishConnectFallsBackWithoutASelector(String action) throws Exception {
+        under(action);
+        ServerSocketChannel server = tcpServer();
+        SocketChannel c = connectPolled(client(), (InetSocketAddress) server.getLocalAddress());
+        assertTrue(c.toString().contains("tcp"), c.toString());
+        c.configureBlocking(true);
+        exchange(c, track(server.accept()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"both", "auto"})
+    void polledFinishConnectToNobodyThrowsConnectException(String action) throws Exception {
+        under(action);
+        InetSocketAddress dead = new InetSocketAddress(address(), deadPort());
+        SocketChannel c = client();
+        ConnectException e = assertThrows(ConnectException.class, () -> connectPolled(c, dead));
+        assertEquals(1, e.getSuppressed().length, "the fabric's failure is attached: " + Arrays.toString(e.getSuppressed()));
+        assertFalse(c.isOpen(), "a failed connect closes the channel");
+    }
+
     @ParameterizedTest(name = "timeout={0}")
     @ValueSource(ints = {0, 10_000})
     void socketAdaptorConnectFallsBack(int timeout) throws Exception {
