@@ -524,6 +524,12 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             fallbackDeadline = both ? nonZero(System.nanoTime() + FallbackSetting.nanos()) : 0;
         }
         publishRoute();
+        if (nanos == 0) {
+            // As TCP's on Linux, a non-blocking connect never completes inside connect(): OP_CONNECT and
+            // finishConnect report the outcome. Programs register OP_CONNECT without looking at connect's result,
+            // and finishConnect drives the handshake, so a connect that completed here would never be reported.
+            return false;
+        }
         return awaitFabricConnect(c, nanos);
     }
 

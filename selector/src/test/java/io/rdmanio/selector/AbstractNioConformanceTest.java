@@ -129,6 +129,46 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         track(server.accept());
     }
 
+    @Test
+    void nonBlockingConnectsRegisteredAfterConnectAreAllReportedConnectable() throws Exception {
+        // As many programs do: connect, then register for OP_CONNECT without looking at connect's result. The
+        // JDK's TCP on Linux never completes a non-blocking connect inside connect(), so OP_CONNECT always comes.
+        ServerSocketChannel server = server();
+        server.configureBlocking(false);
+        Selector sel = selector();
+        int n = 20;
+        List<SocketChannel> clients = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            SocketChannel c = client();
+            c.configureBlocking(false);
+            assertFalse(c.connect(server.getLocalAddress()), "a non-blocking connect completed inside connect()");
+            c.register(sel, SelectionKey.OP_CONNECT);
+            clients.add(c);
+            // Connection events of the earlier connects are under way meanwhile.
+            SocketChannel a = server.accept();
+            if (a != null) {
+                track(a);
+            }
+        }
+        int connected = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (connected < n) {
+            assertTrue(System.nanoTime() - deadline < 0, connected + " of " + n + " reported connectable in time");
+            SocketChannel a;
+            while ((a = server.accept()) != null) {
+                track(a);
+            }
+            sel.select(100);
+            for (SelectionKey k : sel.selectedKeys()) {
+                assertTrue(k.isConnectable());
+                assertTrue(((SocketChannel) k.channel()).finishConnect(), "OP_CONNECT reported: " + k.channel());
+                k.interestOps(0);
+                connected++;
+            }
+            sel.selectedKeys().clear();
+        }
+    }
+
     @ParameterizedTest(name = "blocking={0}")
     @ValueSource(booleans = {true, false})
     void readAndWriteReadiness(boolean blocking) throws Exception {
