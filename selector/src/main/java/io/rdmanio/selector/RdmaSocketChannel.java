@@ -91,6 +91,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private boolean counted;
     /** Why the fabric could not connect a client that fell back to TCP: named too if TCP fails. */
     private volatile IOException fallbackCause;
+    /**
+     * A fallback to TCP started by a selector failed at once: OP_CONNECT was reported, and finishConnect throws
+     * this (and closes the channel), as the JDK's does for a refused connect.
+     */
+    private volatile IOException deferredConnectFailure;
     private final Map<SocketOption<?>, Object> options = new HashMap<>();
     private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
     private Socket socket;
@@ -156,11 +161,77 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         if (state != ST_PENDING) {
             // As the JDK: OP_CONNECT is ready only while a connection is pending.
             ops &= ~SelectionKey.OP_CONNECT;
-        } else if (pastFallbackDeadline()) {
-            // The fabric took too long: finishConnect will hand the connect over to TCP.
-            ops |= SelectionKey.OP_CONNECT;
+        } else if (fallbackDeadline != 0
+                && ((ops & SelectionKey.OP_CONNECT) != 0 ? !c.isConnected() : pastFallbackDeadline())) {
+            // A client under both (or auto) whose fabric refused or took too long. OP_CONNECT must mean that
+            // finishConnect returns true or throws (Netty treats anything else as a broken selector), so TCP is
+            // started here, and OP_CONNECT is reported when TCP has an outcome.
+            return fallBackFromSelector(c);
         }
         return ops;
+    }
+
+    /**
+     * On a selecting thread: moves a pending {@code both} connect whose fabric failed or took too long over to
+     * TCP. Returns OP_CONNECT when TCP already has an outcome (connected at once, or failed: then the failure waits
+     * in {@link #deferredConnectFailure} for finishConnect), else 0: the keys follow the channel to TCP, whose own
+     * readiness reports OP_CONNECT. When an application thread holds the channel's locks it is left to that thread
+     * ({@link #fabricDeadline} keeps the key looked at meanwhile).
+     */
+    private int fallBackFromSelector(Connection c) {
+        if (!readLock.tryLock()) {
+            return 0;
+        }
+        try {
+            if (!writeLock.tryLock()) {
+                return 0;
+            }
+            try {
+                if (state != ST_PENDING || connection != c || !fallbackToTcp || !isOpen()) {
+                    return 0;
+                }
+                IOException cause;
+                try {
+                    if (c.finishConnect()) {
+                        // Connected after all: finishConnect completes it.
+                        return SelectionKey.OP_CONNECT;
+                    }
+                    cause = handshakeTooSlow();
+                } catch (IOException e) {
+                    cause = e;
+                }
+                InetSocketAddress isa = remoteAddress();
+                SocketChannel d;
+                try {
+                    d = dropFabricForTcp(isa, cause);
+                } catch (IOException e) {
+                    e.addSuppressed(cause);
+                    deferredConnectFailure = e;
+                    return SelectionKey.OP_CONNECT;
+                }
+                try {
+                    if (!d.connect(isa)) {
+                        return 0;
+                    }
+                } catch (IOException e) {
+                    // The JDK closed its channel; this one closes when finishConnect reports the failure.
+                    e.addSuppressed(cause);
+                    deferredConnectFailure = e;
+                    return SelectionKey.OP_CONNECT;
+                }
+                countConnected(false);
+                return SelectionKey.OP_CONNECT;
+            } finally {
+                writeLock.unlock();
+            }
+        } finally {
+            readLock.unlock();
+        }
+    }
+
+    private static SocketTimeoutException handshakeTooSlow() {
+        return new SocketTimeoutException("the fabric handshake took longer than "
+                + TimeUnit.NANOSECONDS.toMillis(FallbackSetting.nanos()) + " ms (" + FallbackSetting.PROPERTY + ")");
     }
 
     private boolean pastFallbackDeadline() {
@@ -170,7 +241,17 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
 
     @Override
     public long fabricDeadline() {
-        return state == ST_PENDING ? fallbackDeadline : 0;
+        long d = fallbackDeadline;
+        if (state != ST_PENDING || d == 0) {
+            return 0;
+        }
+        Connection c = connection;
+        if (c != null && (c.readyOps() & SelectionKey.OP_CONNECT) != 0) {
+            // The fabric has an outcome but the fallback could not start yet (an application thread held the
+            // channel's locks): due now, so the selector looks again.
+            return nonZero(System.nanoTime());
+        }
+        return d;
     }
 
     @Override
@@ -443,6 +524,12 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             fallbackDeadline = both ? nonZero(System.nanoTime() + FallbackSetting.nanos()) : 0;
         }
         publishRoute();
+        if (nanos == 0) {
+            // As TCP's on Linux, a non-blocking connect never completes inside connect(): OP_CONNECT and
+            // finishConnect report the outcome. Programs register OP_CONNECT without looking at connect's result,
+            // and finishConnect drives the handshake, so a connect that completed here would never be reported.
+            return false;
+        }
         return awaitFabricConnect(c, nanos);
     }
 
@@ -481,9 +568,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             }
             long fabricLeft = fallbackToTcp ? fallbackDeadline - System.nanoTime() : Long.MAX_VALUE;
             if (fabricLeft <= 0) {
-                return fallBackToTcp(remoteAddress(), new SocketTimeoutException("the fabric handshake took longer than "
-                        + TimeUnit.NANOSECONDS.toMillis(FallbackSetting.nanos()) + " ms (" + FallbackSetting.PROPERTY + ")"),
-                        remainingNanos(nanos, deadline));
+                return fallBackToTcp(remoteAddress(), handshakeTooSlow(), remainingNanos(nanos, deadline));
             }
             if (nanos == 0) {
                 return false;
@@ -530,6 +615,26 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
      * If TCP fails too, its exception carries the fabric's as suppressed, so both causes are named.
      */
     private boolean fallBackToTcp(InetSocketAddress isa, IOException fabricFailure, long nanos) throws IOException {
+        SocketChannel d;
+        try {
+            d = dropFabricForTcp(isa, fabricFailure);
+        } catch (IOException e) {
+            e.addSuppressed(fabricFailure);
+            throw e;
+        }
+        try {
+            return connectDelegate(d, isa, nanos);
+        } catch (IOException e) {
+            e.addSuppressed(fabricFailure);
+            throw e;
+        }
+    }
+
+    /**
+     * Caller holds the read and write locks. Drops the fabric connection of a pending {@code both} client and
+     * routes the channel to a fresh JDK channel, not yet connected.
+     */
+    private SocketChannel dropFabricForTcp(InetSocketAddress isa, IOException fabricFailure) throws IOException {
         Connection c;
         synchronized (stateLock) {
             c = connection;
@@ -551,12 +656,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         // Logged there at info: a connection that was meant for the fabric and runs on TCP is what a user looks for.
         RouteStats.get().fallback(isa, fabricFailure);
         fallbackCause = fabricFailure;
-        try {
-            return connectDelegate(routeToDelegate(), isa, nanos);
-        } catch (IOException e) {
-            e.addSuppressed(fabricFailure);
-            throw e;
-        }
+        return routeToDelegate();
     }
 
     private ConnectionOptions connectionOptions() {
@@ -572,6 +672,13 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
 
     @Override
     public boolean finishConnect() throws IOException {
+        IOException failed = deferredConnectFailure;
+        if (failed != null) {
+            deferredConnectFailure = null;
+            // As the JDK: a failed connect closes the channel.
+            closeQuietly();
+            throw failed;
+        }
         SocketChannel d = delegate;
         if (d != null) {
             boolean done;
@@ -657,6 +764,9 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
 
     @Override
     public boolean isConnectionPending() {
+        if (deferredConnectFailure != null) {
+            return true;
+        }
         SocketChannel d = delegate;
         return d != null ? d.isConnectionPending() : state == ST_PENDING;
     }
@@ -741,6 +851,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         if (inputShutdown) {
             return -1;
         }
+        ensureWritable(dsts, offset, length);
         if (!hasRemaining(dsts, offset, length)) {
             return 0;
         }
@@ -864,6 +975,15 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 end(ready);
             }
             ensureOpen();
+        }
+    }
+
+    /** As the JDK: reading into a read-only buffer is an argument error, whatever it has room for. */
+    private static void ensureWritable(ByteBuffer[] dsts, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            if (dsts[i].isReadOnly()) {
+                throw new IllegalArgumentException("Read-only buffer");
+            }
         }
     }
 

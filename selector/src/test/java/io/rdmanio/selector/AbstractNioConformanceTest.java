@@ -129,6 +129,46 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         track(server.accept());
     }
 
+    @Test
+    void nonBlockingConnectsRegisteredAfterConnectAreAllReportedConnectable() throws Exception {
+        // As many programs do: connect, then register for OP_CONNECT without looking at connect's result. The
+        // JDK's TCP on Linux never completes a non-blocking connect inside connect(), so OP_CONNECT always comes.
+        ServerSocketChannel server = server();
+        server.configureBlocking(false);
+        Selector sel = selector();
+        int n = 20;
+        List<SocketChannel> clients = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            SocketChannel c = client();
+            c.configureBlocking(false);
+            assertFalse(c.connect(server.getLocalAddress()), "a non-blocking connect completed inside connect()");
+            c.register(sel, SelectionKey.OP_CONNECT);
+            clients.add(c);
+            // Connection events of the earlier connects are under way meanwhile.
+            SocketChannel a = server.accept();
+            if (a != null) {
+                track(a);
+            }
+        }
+        int connected = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (connected < n) {
+            assertTrue(System.nanoTime() - deadline < 0, connected + " of " + n + " reported connectable in time");
+            SocketChannel a;
+            while ((a = server.accept()) != null) {
+                track(a);
+            }
+            sel.select(100);
+            for (SelectionKey k : sel.selectedKeys()) {
+                assertTrue(k.isConnectable());
+                assertTrue(((SocketChannel) k.channel()).finishConnect(), "OP_CONNECT reported: " + k.channel());
+                k.interestOps(0);
+                connected++;
+            }
+            sel.selectedKeys().clear();
+        }
+    }
+
     @ParameterizedTest(name = "blocking={0}")
     @ValueSource(booleans = {true, false})
     void readAndWriteReadiness(boolean blocking) throws Exception {
@@ -630,6 +670,165 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         ByteBuffer two = ByteBuffer.allocate(2);
         readFully(p[0], two);
         assertArrayEquals(new byte[] {1, 2}, two.array());
+    }
+
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void readIntoReadOnlyBufferIsAnArgumentError(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(blocking);
+        writeFully(p[0], ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        ByteBuffer ro = ByteBuffer.allocate(8).asReadOnlyBuffer();
+        ByteBuffer roDirect = ByteBuffer.allocateDirect(8).asReadOnlyBuffer();
+        ByteBuffer ok = ByteBuffer.allocate(8);
+        // As the JDK: every read variant, whether or not the read-only buffer has room, before anything is read.
+        assertThrows(IllegalArgumentException.class, () -> p[1].read(ro));
+        assertThrows(IllegalArgumentException.class, () -> p[1].read(roDirect));
+        assertThrows(IllegalArgumentException.class, () -> p[1].read(ro.duplicate().limit(0)));
+        assertThrows(IllegalArgumentException.class, () -> p[1].read(new ByteBuffer[] {ok, ro}));
+        assertThrows(IllegalArgumentException.class, () -> p[1].read(new ByteBuffer[] {ro, ok}, 0, 2));
+        assertThrows(IllegalArgumentException.class, () -> p[1].read(new ByteBuffer[] {ok, ro, ok}, 1, 1));
+        assertTrue(p[1].isOpen(), "an argument error leaves the channel open");
+        // Outside offset..length a read-only buffer is not looked at; the bytes were not consumed above.
+        ByteBuffer three = ByteBuffer.allocate(3);
+        ByteBuffer[] dsts = {three, ro};
+        poll("a read with a read-only buffer outside offset..length", () -> {
+            assertTrue(p[1].read(dsts, 0, 1) >= 0, "end of stream before the data");
+            return !three.hasRemaining();
+        });
+        assertArrayEquals(new byte[] {1, 2, 3}, three.array());
+    }
+
+    // ------------------------------------------------------------------ polled non-blocking I/O, no selector
+
+    /** Polls {@code step} (one non-blocking call, no selector, no other thread) until it says done. */
+    private static void poll(String what, PolledStep step) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!step.done()) {
+            assertTrue(System.nanoTime() - deadline < 0, what + " made no progress in time, polled without a selector");
+            Thread.onSpinWait();
+        }
+    }
+
+    private interface PolledStep {
+        boolean done() throws Exception;
+    }
+
+    @Test
+    void aWriteReturnsZeroOnlyWhenTheWindowIsSpent() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel w = p[0];
+        w.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = w.register(sel, SelectionKey.OP_WRITE);
+        byte[] block = pattern(64 * 1024, 17);
+        ByteBuffer src = ByteBuffer.wrap(block);
+        CRC32 sent = new CRC32();
+        long written = 0;
+        // The peer reads nothing: write until the transport takes no more.
+        while (true) {
+            assertTrue(written < 512L * 1024 * 1024, "writes never stopped with the peer not reading");
+            if (!src.hasRemaining()) {
+                src.clear();
+            }
+            int pos = src.position();
+            int n = w.write(src);
+            sent.update(block, pos, n);
+            written += n;
+            if (n == 0) {
+                break;
+            }
+        }
+        // A write that gave up must have driven whatever could still make room: nothing drains, so the next
+        // select does not find the channel writable after all.
+        sel.selectNow();
+        assertFalse(key.isValid() && sel.selectedKeys().contains(key) && key.isWritable(),
+            "a write returned 0, then the next select found room with the peer reading nothing");
+        key.cancel();
+        sel.selectNow();
+        w.configureBlocking(true);
+        CRC32 got = new CRC32();
+        ByteBuffer in = ByteBuffer.allocate(64 * 1024);
+        long read = 0;
+        while (read < written) {
+            in.clear().limit((int) Math.min(in.capacity(), written - read));
+            int n = p[1].read(in);
+            assertTrue(n > 0, "end of stream before the data");
+            got.update(in.array(), 0, n);
+            read += n;
+        }
+        assertEquals(sent.getValue(), got.getValue(), "every accepted byte, in order");
+    }
+
+    @Test
+    void polledAcceptAndFinishConnectWithoutASelector() throws Exception {
+        ServerSocketChannel server = server();
+        server.configureBlocking(false);
+        SocketChannel c = client();
+        c.configureBlocking(false);
+        boolean[] connected = {c.connect(server.getLocalAddress())};
+        SocketChannel[] accepted = {null};
+        poll("accept and finishConnect", () -> {
+            if (accepted[0] == null) {
+                accepted[0] = server.accept();
+            }
+            if (!connected[0]) {
+                connected[0] = c.finishConnect();
+            }
+            return accepted[0] != null && connected[0];
+        });
+        SocketChannel a = track(accepted[0]);
+        assertTrue(c.isConnected());
+        assertTrue(a.isConnected());
+    }
+
+    @Test
+    void polledEchoWithoutASelector() throws Exception {
+        SocketChannel[] p = pair();
+        p[0].configureBlocking(false);
+        p[1].configureBlocking(false);
+        byte[] request = pattern(64, 15);
+        ByteBuffer out = ByteBuffer.wrap(request);
+        poll("write", () -> {
+            p[0].write(out);
+            return !out.hasRemaining();
+        });
+        ByteBuffer at = ByteBuffer.allocate(64);
+        poll("read at the server", () -> {
+            assertTrue(p[1].read(at) >= 0);
+            return !at.hasRemaining();
+        });
+        assertArrayEquals(request, at.array());
+        at.flip();
+        poll("echo", () -> {
+            p[1].write(at);
+            return !at.hasRemaining();
+        });
+        ByteBuffer back = ByteBuffer.allocate(64);
+        poll("read at the client", () -> {
+            assertTrue(p[0].read(back) >= 0);
+            return !back.hasRemaining();
+        });
+        assertArrayEquals(request, back.array());
+    }
+
+    @Test
+    void polledWritesOf8MiBToAPolledReaderWithoutASelector() throws Exception {
+        SocketChannel[] p = pair();
+        p[0].configureBlocking(false);
+        p[1].configureBlocking(false);
+        byte[] data = pattern(8 << 20, 16);
+        ByteBuffer out = ByteBuffer.wrap(data);
+        ByteBuffer in = ByteBuffer.allocate(data.length);
+        // One thread alternates: the writer's window returns only as the reader reads.
+        poll("8 MiB", () -> {
+            if (out.hasRemaining()) {
+                p[0].write(out);
+            }
+            assertTrue(p[1].read(in) >= 0, "end of stream before the data");
+            return !in.hasRemaining();
+        });
+        assertArrayEquals(data, in.array());
     }
 
     @Test

@@ -1,6 +1,8 @@
 package io.rdmanio.selector;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,6 +10,7 @@ import io.rdmanio.selector.config.Action;
 import io.rdmanio.selector.config.RdmanioConfig;
 import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.Router;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -16,6 +19,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -66,7 +70,9 @@ class BothFallbackOnSilentFabricTest extends NioTestSupport {
                 // No timeout: only the fallback time can make this select return.
                 sel.select();
                 if (sel.selectedKeys().remove(key)) {
-                    done = c.finishConnect();
+                    // OP_CONNECT means finishConnect completes or throws, as with the JDK.
+                    assertTrue(c.finishConnect(), "OP_CONNECT was reported: " + c);
+                    done = true;
                 }
             }
             key.cancel();
@@ -79,5 +85,32 @@ class BothFallbackOnSilentFabricTest extends NioTestSupport {
         ByteBuffer in = ByteBuffer.allocate(3);
         readFully(a, in);
         assertArrayEquals(new byte[] {3, 1, 4}, in.array());
+    }
+
+    /** Silent fabric, nobody on TCP: the non-blocking connect ends in ConnectException, never in silence. */
+    @Test
+    void silentFabricAndRefusedTcpThrowsConnectException() throws Exception {
+        InetSocketAddress dead = new InetSocketAddress(address(), deadPort());
+        SocketChannel c = client();
+        c.configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey key = c.register(sel, SelectionKey.OP_CONNECT);
+        assertFalse(c.connect(dead), "the silent fabric cannot connect at once");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        ConnectException refused = null;
+        while (refused == null) {
+            assertTrue(System.nanoTime() - deadline < 0, "an outcome in time: " + c);
+            sel.select(1000);
+            if (sel.selectedKeys().remove(key)) {
+                try {
+                    c.finishConnect();
+                    fail("OP_CONNECT reported and finishConnect did not throw, with nobody listening: " + c);
+                } catch (ConnectException e) {
+                    refused = e;
+                }
+            }
+        }
+        assertEquals(1, refused.getSuppressed().length, "the fabric's cause is attached: " + refused);
+        assertFalse(c.isOpen(), "a failed connect closes the channel");
     }
 }

@@ -23,6 +23,7 @@ import java.nio.channels.spi.SelectorProvider;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -32,23 +33,35 @@ import org.junit.jupiter.params.provider.ValueSource;
 class BothTransportsClientTest extends NioTestSupport {
 
     /** Servers bind on the fabric (rdma) or on TCP (jdk); clients connect under both. */
-    private static final SelectorProvider BOTH_CLIENTS = new RdmaSelectorProvider(new RdmanioConfig(new Router() {
-        @Override
-        public Route forBind(InetSocketAddress local) {
-            return new Route(Action.RDMA, "test: bind rdma");
-        }
-
-        @Override
-        public Route forConnect(InetSocketAddress remote) {
-            return new Route(Action.BOTH, "test: connect both");
-        }
-    }, (peer, listening) -> Engines.get("loopback"), "loopback", null));
+    private static final SelectorProvider BOTH_CLIENTS = clients(Action.BOTH);
+    /** The same under auto, whose clients also try TCP when the fabric handshake fails. */
+    private static final SelectorProvider AUTO_CLIENTS = clients(Action.AUTO);
 
     private static final SelectorProvider JDK = RdmaSelectorProvider.jdkProvider();
 
+    private SelectorProvider provider = BOTH_CLIENTS;
+
+    private static SelectorProvider clients(Action action) {
+        return new RdmaSelectorProvider(new RdmanioConfig(new Router() {
+            @Override
+            public Route forBind(InetSocketAddress local) {
+                return new Route(Action.RDMA, "test: bind rdma");
+            }
+
+            @Override
+            public Route forConnect(InetSocketAddress remote) {
+                return new Route(action, "test: connect " + action);
+            }
+        }, (peer, listening) -> Engines.get("loopback"), "loopback", null));
+    }
+
     @Override
     protected SelectorProvider provider() {
-        return BOTH_CLIENTS;
+        return provider;
+    }
+
+    private void under(String action) {
+        provider = "auto".equals(action) ? AUTO_CLIENTS : BOTH_CLIENTS;
     }
 
     private ServerSocketChannel tcpServer() throws Exception {
@@ -72,7 +85,11 @@ class BothTransportsClientTest extends NioTestSupport {
             assertTrue(System.nanoTime() - deadline < 0, "connected in time: " + c);
             sel.select(1000);
             if (sel.selectedKeys().remove(key)) {
-                done = c.finishConnect();
+                assertTrue(key.isConnectable(), "reported: " + key.readyOps());
+                // As the JDK: once OP_CONNECT is reported, finishConnect completes the connect or throws (Netty
+                // treats false as "key incorrectly indicated socket channel connectable" and throws an Error).
+                assertTrue(c.finishConnect(), "OP_CONNECT was reported, so finishConnect completes or throws: " + c);
+                done = true;
             }
         }
         key.cancel();
@@ -92,18 +109,20 @@ class BothTransportsClientTest extends NioTestSupport {
         assertArrayEquals(new byte[] {5, 6, 7}, in.array());
     }
 
-    @ParameterizedTest(name = "blocking={0}")
-    @ValueSource(booleans = {true, false})
-    void overTheFabricWhenTheServerListensThere(boolean blocking) throws Exception {
+    @ParameterizedTest(name = "{0} blocking={1}")
+    @CsvSource({"both,true", "both,false", "auto,true", "auto,false"})
+    void overTheFabricWhenTheServerListensThere(String action, boolean blocking) throws Exception {
+        under(action);
         ServerSocketChannel server = server();
         SocketChannel c = connect(client(), (InetSocketAddress) server.getLocalAddress(), blocking);
         assertTrue(c.toString().contains("loopback"), c.toString());
         exchange(c, track(server.accept()));
     }
 
-    @ParameterizedTest(name = "blocking={0}")
-    @ValueSource(booleans = {true, false})
-    void fallsBackToTcpWhenTheFabricRefuses(boolean blocking) throws Exception {
+    @ParameterizedTest(name = "{0} blocking={1}")
+    @CsvSource({"both,true", "both,false", "auto,true", "auto,false"})
+    void fallsBackToTcpWhenTheFabricRefuses(String action, boolean blocking) throws Exception {
+        under(action);
         ServerSocketChannel server = tcpServer();
         SocketChannel c = connect(client(), (InetSocketAddress) server.getLocalAddress(), blocking);
         assertTrue(c.toString().contains("tcp"), c.toString());
@@ -115,12 +134,48 @@ class BothTransportsClientTest extends NioTestSupport {
         exchange(a, c);
     }
 
-    @ParameterizedTest(name = "blocking={0}")
-    @ValueSource(booleans = {true, false})
-    void neitherListeningNamesBothCauses(boolean blocking) throws Exception {
+    @ParameterizedTest(name = "{0} blocking={1}")
+    @CsvSource({"both,true", "both,false", "auto,true", "auto,false"})
+    void neitherListeningNamesBothCauses(String action, boolean blocking) throws Exception {
+        under(action);
         InetSocketAddress dead = new InetSocketAddress(address(), deadPort());
         SocketChannel c = client();
         ConnectException e = assertThrows(ConnectException.class, () -> connect(c, dead, blocking));
+        assertEquals(1, e.getSuppressed().length, "the fabric's failure is attached: " + Arrays.toString(e.getSuppressed()));
+        assertFalse(c.isOpen(), "a failed connect closes the channel");
+    }
+
+    /** Polls finishConnect in non-blocking mode with no selector at all; returns the channel once connected. */
+    private static SocketChannel connectPolled(SocketChannel c, InetSocketAddress to) throws Exception {
+        c.configureBlocking(false);
+        boolean done = c.connect(to);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!done) {
+            assertTrue(System.nanoTime() - deadline < 0, "connected in time, polling without a selector: " + c);
+            done = c.finishConnect();
+            Thread.onSpinWait();
+        }
+        return c;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"both", "auto"})
+    void polledFinishConnectFallsBackWithoutASelector(String action) throws Exception {
+        under(action);
+        ServerSocketChannel server = tcpServer();
+        SocketChannel c = connectPolled(client(), (InetSocketAddress) server.getLocalAddress());
+        assertTrue(c.toString().contains("tcp"), c.toString());
+        c.configureBlocking(true);
+        exchange(c, track(server.accept()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"both", "auto"})
+    void polledFinishConnectToNobodyThrowsConnectException(String action) throws Exception {
+        under(action);
+        InetSocketAddress dead = new InetSocketAddress(address(), deadPort());
+        SocketChannel c = client();
+        ConnectException e = assertThrows(ConnectException.class, () -> connectPolled(c, dead));
         assertEquals(1, e.getSuppressed().length, "the fabric's failure is attached: " + Arrays.toString(e.getSuppressed()));
         assertFalse(c.isOpen(), "a failed connect closes the channel");
     }

@@ -10,6 +10,12 @@ import java.nio.ByteBuffer;
  * <p>Thread-safety: one reader and one writer may work at once (the selector module holds NIO's read and
  * write locks above this); {@link #close()} and {@link #abort()} may be called from any thread at any time and
  * wake every waiter. No method blocks except {@link #await}.
+ *
+ * <p>Progress never depends on a selector: {@link #read}, {@link #write} and {@link #finishConnect}, when they
+ * would report nothing (or, for a write, not every byte), drive the engine's progress once and try again, so that
+ * a program polling non-blocking channels sees bytes, credit and the handshake arrive. Bytes a write accepted
+ * leave when credit returns even if the application then drives nothing (the engine's closer steps in when
+ * nobody else has driven progress for about a millisecond).
  */
 public interface Connection extends AutoCloseable {
 

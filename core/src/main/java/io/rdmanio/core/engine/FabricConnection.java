@@ -127,6 +127,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private long lingerDeadline;
     /** Bytes the application wrote and read: at exit, a connection still in use is not closed under its user. */
     private long appBytes;
+    /** Counted in the engine's owing connections: staged bytes or a FIN wait for credit. */
+    private boolean owing;
     private int lastReady;
     /** Bytes or FIN arrived since readiness was last reported. */
     private boolean readEvent;
@@ -519,6 +521,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 default:
                     break;
             }
+            // A disconnect ends what this side owed: nothing more can be posted.
+            trackOwedLocked();
             tryTeardownLocked();
             fire = updateReadinessLocked();
         }
@@ -545,8 +549,34 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
     }
 
-    /** Posts what credit allows: staged data, then FIN, then a CREDIT frame if one is due. */
+    /**
+     * Posts what credit allows (staged data, then FIN, then a CREDIT frame if one is due), then tells the engine
+     * whether this connection still owes the peer bytes or a FIN that wait for credit.
+     */
     private void flushLocked() {
+        postFramesLocked();
+        trackOwedLocked();
+    }
+
+    /**
+     * Bytes a write accepted (or a FIN) wait for credit: the engine's closer makes sure some thread drives progress
+     * when that credit arrives, even if the application never touches this engine again (see
+     * {@link FabricEngine#beginOwing}).
+     */
+    private void trackOwedLocked() {
+        boolean now = !tornDown && failure == null && !disconnectCalled && !disconnectSeen
+            && (postSeq < fillSeq || (finPending && !finPosted));
+        if (now != owing) {
+            owing = now;
+            if (now) {
+                engine.beginOwing();
+            } else {
+                engine.endOwing();
+            }
+        }
+    }
+
+    private void postFramesLocked() {
         if (!canPostLocked()) {
             return;
         }
@@ -717,8 +747,43 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         credit.dataSlotsFreed(1);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>When not every byte fits, the engine's progress is driven once and the rest tried again before the write
+     * gives up: send completions free staging slots and returned credit sits in the completion queue until someone
+     * polls it, and a write must not report a full window that is not (a program polling without a selector would
+     * otherwise stall).
+     */
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        long total = writeOnce(srcs, offset, length, false);
+        if (hasRemaining(srcs, offset, length) && engine.progress() > 0) {
+            try {
+                total += writeOnce(srcs, offset, length, total == 0);
+            } catch (IOException e) {
+                if (total == 0) {
+                    throw e;
+                }
+                // Bytes were taken: report them; the failure is sticky and the next write throws it.
+            }
+        } else if (total == 0 && hasRemaining(srcs, offset, length)) {
+            noteStall();
+        }
+        return total;
+    }
+
+    private void noteStall() {
+        synchronized (lock) {
+            if ((lastReady & Readiness.WRITE) == 0) {
+                writeBlocked = true;
+            }
+        }
+        engine.creditStalls.incrementAndGet();
+    }
+
+    /** One attempt; a stall (nothing taken) is counted when {@code last}. */
+    private long writeOnce(ByteBuffer[] srcs, int offset, int length, boolean last) throws IOException {
         boolean fire;
         long total = 0;
         synchronized (lock) {
@@ -739,7 +804,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             appBytes += total;
             flushLocked();
-            if (total == 0 && hasRemaining(srcs, offset, length)) {
+            if (last && total == 0 && hasRemaining(srcs, offset, length)) {
                 writeBlocked = true;
                 engine.creditStalls.incrementAndGet();
             }
@@ -832,8 +897,23 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     // -------------------------------------------------------------------------------------------------------------
     // Receiving.
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A read that finds nothing drives the engine's progress once and looks again, so that a program polling
+     * non-blocking channels without a selector sees bytes arrive (a poll of the completion queues: memory reads on
+     * the software fabrics, {@code ibv_poll_cq} on verbs; no system call when nothing is due).
+     */
     @Override
     public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        long n = readOnce(dsts, offset, length);
+        if (n == 0 && engine.progress() > 0) {
+            n = readOnce(dsts, offset, length);
+        }
+        return n;
+    }
+
+    private long readOnce(ByteBuffer[] dsts, int offset, int length) throws IOException {
         long total = 0;
         boolean creditDue = false;
         synchronized (lock) {
@@ -892,6 +972,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     @Override
     public ByteBuf readBuffer() throws IOException {
+        ByteBuf b = readBufferOnce();
+        if (b == null && engine.progress() > 0) {
+            // As read: progress never depends on a selector.
+            b = readBufferOnce();
+        }
+        return b;
+    }
+
+    private ByteBuf readBufferOnce() throws IOException {
         synchronized (lock) {
             if (inputShutdown) {
                 return END_OF_STREAM;
@@ -1002,6 +1091,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         LOG.debug("connection with {} failed", remote, e);
         // Frames already queued stay readable: the failure is reported once they have been read (or on close).
         disconnectLocked();
+        trackOwedLocked();
         lingerLocked();
     }
 
@@ -1103,6 +1193,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void teardownLocked() {
         tornDown = true;
         state = CLOSED;
+        trackOwedLocked();
         if (lingering) {
             lingering = false;
             engine.endLinger(this);
@@ -1228,8 +1319,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     // -------------------------------------------------------------------------------------------------------------
     // Readiness.
 
+    /** {@inheritDoc} A handshake still under way drives the engine's progress once, as a read does. */
     @Override
     public boolean finishConnect() throws IOException {
+        if (finishConnectOnce()) {
+            return true;
+        }
+        return engine.progress() > 0 && finishConnectOnce();
+    }
+
+    private boolean finishConnectOnce() throws IOException {
         synchronized (lock) {
             if (failure != null) {
                 throw failure;

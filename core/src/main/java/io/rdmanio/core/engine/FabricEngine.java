@@ -57,6 +57,13 @@ final class FabricEngine implements Engine {
     private static final long EXIT_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How long a wholly free chunk of the pool stays registered before the closer gives it back. */
     private static final long CHUNK_RELEASE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * How long the closer leaves owed work (staged bytes waiting for credit, credit owed to a peer) to the
+     * application's own progress (a select, a read, a write, a blocking wait) before it drives progress itself.
+     * It bounds how long such bytes may wait after their credit returned when the application drives nothing,
+     * and how often the closer wakes while the application does.
+     */
+    static final long OWED_GRACE_NANOS = 1_000_000;
     /** Chunk size of the buffer pool. */
     private static final int POOL_CHUNK_BYTES = 4 << 20;
 
@@ -112,7 +119,11 @@ final class FabricEngine implements Engine {
     // yet torn down, so that close() keeps its promise (FIN after staged bytes, then every slot back) without the
     // application driving this engine again, and resets those that outlive the linger bounds (time without
     // delivering, memory held). Idle (parked, no deadline) otherwise; never on the data path.
+    // It also keeps the promise of a write: while some connection owes its peer bytes or a FIN that wait for credit
+    // (or credit is owed to a peer), and nobody has driven progress for OWED_GRACE_NANOS, it drives progress
+    // itself and waits armed for the completion that brings the credit.
     private final AtomicInteger lingering = new AtomicInteger();
+    private final AtomicInteger owing = new AtomicInteger();
     private final Object closerLock = new Object();
     private volatile Thread closer;
     /** The linger bound: how long a closed connection may go without delivering anything. */
@@ -123,6 +134,10 @@ final class FabricEngine implements Engine {
     // ---- confined to the thread running lingerRound (the closer, or the exit hook; serialized by expireLock)
     private final Object expireLock = new Object();
     private FabricConnection[] expireScratch = new FabricConnection[8];
+    /** The closer is parked without a deadline (nothing lingers, nothing is owed): it must be unparked for work. */
+    private volatile boolean closerIdle;
+    /** Progress runs so far; written under progressLock, read by the closer to see whether anyone drives. */
+    private volatile long progressRuns;
 
     // ---- counters
     final AtomicLong connectionsOpened = new AtomicLong();
@@ -312,6 +327,7 @@ final class FabricEngine implements Engine {
                 return 0;
             }
             signalled = false;
+            progressRuns++;
             work += pollCompletions();
             work += pollEvents();
             if (flushPending) {
@@ -425,6 +441,10 @@ final class FabricEngine implements Engine {
             flushPending = true;
         }
         wakeWaiters();
+        if (closerIdle || closer == null) {
+            // Credit owed to a peer: sent by the next progress, whoever drives it (the closer if nobody does).
+            wakeCloser();
+        }
     }
 
     private int drainFlushQueue() {
@@ -563,22 +583,39 @@ final class FabricEngine implements Engine {
             lingerers.add(c);
         }
         if (lingering.getAndIncrement() == 0) {
-            Thread t = closer;
-            if (t == null) {
-                synchronized (closerLock) {
-                    t = closer;
-                    if (t == null && !closed) {
-                        t = new Thread(this::runCloser, "rdmanio-" + fabric.name() + "-closer");
-                        t.setDaemon(true);
-                        closer = t;
-                        t.start();
-                        return;
-                    }
+            wakeCloser();
+        }
+    }
+
+    /** A connection has bytes or a FIN that wait for credit (see {@link FabricConnection#trackOwedLocked}). */
+    void beginOwing() {
+        if (owing.getAndIncrement() == 0 && (closerIdle || closer == null)) {
+            wakeCloser();
+        }
+    }
+
+    /** Nothing waits for credit on that connection any more. */
+    void endOwing() {
+        owing.decrementAndGet();
+    }
+
+    /** Starts the closer, or unparks it. */
+    private void wakeCloser() {
+        Thread t = closer;
+        if (t == null) {
+            synchronized (closerLock) {
+                t = closer;
+                if (t == null && !closed) {
+                    t = new Thread(this::runCloser, "rdmanio-" + fabric.name() + "-closer");
+                    t.setDaemon(true);
+                    closer = t;
+                    t.start();
+                    return;
                 }
             }
-            if (t != null) {
-                LockSupport.unpark(t);
-            }
+        }
+        if (t != null) {
+            LockSupport.unpark(t);
         }
     }
 
@@ -610,20 +647,55 @@ final class FabricEngine implements Engine {
         return pool.registeredBytes();
     }
 
+    /** Connections whose bytes or FIN wait for credit (for tests). */
+    int owingCount() {
+        return owing.get();
+    }
+
+    private boolean owesWork() {
+        return owing.get() > 0 || flushPending;
+    }
+
     private void runCloser() {
         ParkingWaiter wake = ParkingWaiter.current();
+        // progressRuns when this thread last looked (or drove progress itself).
+        long seen = -1;
         while (!closed) {
             long release = pool.releaseIdleChunks(System.nanoTime(), CHUNK_RELEASE_GRACE_NANOS);
-            if (lingering.get() == 0) {
-                endWait(wake);
-                if (release == Long.MAX_VALUE) {
-                    LockSupport.park(this);
-                } else {
-                    LockSupport.parkNanos(this, release - System.nanoTime());
-                }
+            if (lingering.get() > 0) {
+                lingerRound(wake, release);
+                seen = progressRuns;
                 continue;
             }
-            lingerRound(wake, release);
+            if (!owesWork()) {
+                endWait(wake);
+                closerIdle = true;
+                // Re-checked after publishing closerIdle: whoever adds work after this sees it and unparks.
+                if (lingering.get() == 0 && !owesWork() && !closed) {
+                    if (release == Long.MAX_VALUE) {
+                        LockSupport.park(this);
+                    } else {
+                        LockSupport.parkNanos(this, release - System.nanoTime());
+                    }
+                }
+                closerIdle = false;
+                continue;
+            }
+            // Owed work only: the application usually drives progress itself. Step in only when nobody has for a
+            // grace period; otherwise look again after one.
+            long runs = progressRuns;
+            if (runs != seen) {
+                seen = runs;
+                endWait(wake);
+                LockSupport.parkNanos(this, Math.min(OWED_GRACE_NANOS, Math.max(0, release - System.nanoTime())));
+                continue;
+            }
+            progress();
+            seen = progressRuns;
+            wake.reset();
+            if (owesWork() && lingering.get() == 0 && arm(wake)) {
+                wake.awaitSignal(this, release);
+            }
         }
     }
 
@@ -643,7 +715,7 @@ final class FabricEngine implements Engine {
         progress();
         long next = Math.min(until, expireLingerers());
         wake.reset();
-        if ((lingering.get() > 0 || until != Long.MAX_VALUE) && arm(wake)) {
+        if ((lingering.get() > 0 || owesWork() || until != Long.MAX_VALUE) && arm(wake)) {
             wake.awaitSignal(this, next);
         }
     }

@@ -113,8 +113,23 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>With nothing waiting, drives the engine's progress once and looks again: connect requests and the events
+     * that complete a handshake reach the listener only through progress, which a program polling a non-blocking
+     * server channel without a selector would otherwise never run.
+     */
     @Override
     public Connection accept() throws IOException {
+        Connection c = acceptOnce();
+        if (c == null && engine.progress() > 0) {
+            c = acceptOnce();
+        }
+        return c;
+    }
+
+    private Connection acceptOnce() throws IOException {
         synchronized (lock) {
             if (closed) {
                 throw new IOException("listener on " + local + " is closed");

@@ -10,7 +10,10 @@ import java.net.InetSocketAddress;
  */
 public interface Listener extends AutoCloseable {
 
-    /** The next established connection, or {@code null} if none is waiting. Never blocks. */
+    /**
+     * The next established connection, or {@code null} if none is waiting. Never blocks; with none waiting it
+     * drives the engine's progress once and looks again, so that polling needs no selector.
+     */
     Connection accept() throws IOException;
 
     /** {@link Readiness#ACCEPT} if a connection is waiting, else 0. */

@@ -248,8 +248,8 @@ class ShmCrossProcessConformanceTest {
             written += n;
         }
         assertTrue(wokeWritable, "a select reported OP_WRITE once the peer drained");
-        // As an event loop does, this end keeps selecting: progress on rdmanio's channels happens in the
-        // application's own calls (select, read, write), so bytes staged by the last write move on from there.
+        // As an event loop does, this end keeps selecting (a writer that stops touching channels altogether is
+        // PolledNonBlockingParityTest's case: the engine's closer moves its staged bytes on).
         key.interestOps(0);
         String answer = null;
         while (answer == null) {

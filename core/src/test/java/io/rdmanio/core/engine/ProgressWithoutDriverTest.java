@@ -1,0 +1,155 @@
+package io.rdmanio.core.engine;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Progress never depends on a selector or on a thread driving the engine: a non-blocking operation drives it
+ * itself, and bytes a write accepted while there was no credit leave when the credit returns although the
+ * writer's engine is then driven by nobody but its closer. Two engines on one loopback fabric, so that driving
+ * one never drives the other.
+ */
+@Timeout(60)
+class ProgressWithoutDriverTest {
+
+    private static final long TIMEOUT_NANOS = 30_000_000_000L;
+
+    private static void within(String what, BooleanSupplier condition) throws IOException {
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("no progress in time: " + what);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    private interface Step {
+        boolean done() throws IOException;
+    }
+
+    private static boolean quietly(Step s) {
+        try {
+            return s.done();
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static byte[] pattern(int n, int seed) {
+        byte[] b = new byte[n];
+        int x = seed;
+        for (int i = 0; i < n; i++) {
+            x = x * 1103515245 + 12345;
+            b[i] = (byte) (x >>> 16);
+        }
+        return b;
+    }
+
+    /** Connects by polling accept and finishConnect only: no progress() call of the test's own. */
+    private static FabricConnection[] connectPolled(Pair p) throws IOException {
+        Connection c = p.client.connect(p.listener.localAddress(), ConnectionOptions.DEFAULT);
+        Connection[] accepted = new Connection[1];
+        boolean[] connected = new boolean[1];
+        within("accept and finishConnect", () -> quietly(() -> {
+            if (accepted[0] == null) {
+                accepted[0] = p.listener.accept();
+            }
+            connected[0] = connected[0] || c.finishConnect();
+            return accepted[0] != null && connected[0];
+        }));
+        assertNotNull(accepted[0]);
+        return new FabricConnection[] {(FabricConnection) c, (FabricConnection) accepted[0]};
+    }
+
+    @Test
+    void stagedBytesLeaveWhenCreditReturnsWithNobodyDrivingTheWriter() throws Exception {
+        try (Pair p = new Pair(EngineConfig.DEFAULT)) {
+            FabricConnection[] cs = connectPolled(p);
+            FabricConnection writer = cs[0];
+            FabricConnection reader = cs[1];
+            byte[] data = pattern(4 << 20, 7);
+            ByteBuffer src = ByteBuffer.wrap(data);
+            // Fill the window and the staging: the reader reads nothing yet.
+            int zeros = 0;
+            long deadline = System.nanoTime() + TIMEOUT_NANOS;
+            while (src.hasRemaining() && zeros < 100) {
+                assertTrue(System.nanoTime() - deadline < 0, "the writes never stopped");
+                zeros = Pair.write(writer, src) == 0 ? zeros + 1 : 0;
+            }
+            long accepted = src.position();
+            assertTrue(accepted < data.length, "the window was full before all of it was written");
+            assertTrue(p.client.owingCount() > 0, "bytes wait for credit: " + writer.creditState());
+            // From here on only the reader's side is touched; the writer's engine has nobody but its closer.
+            ByteBuffer in = ByteBuffer.allocate((int) accepted);
+            within("every accepted byte reaching the reader", () -> quietly(() -> {
+                assertTrue(Pair.read(reader, in) >= 0, "end of stream before the data");
+                return !in.hasRemaining();
+            }));
+            byte[] expected = new byte[(int) accepted];
+            System.arraycopy(data, 0, expected, 0, expected.length);
+            assertArrayEquals(expected, in.array());
+            within("the writer owing nothing", () -> p.client.owingCount() == 0);
+        }
+    }
+
+    @Test
+    void theCloserIsParkedWithoutDeadlineOnceNothingIsOwed() throws Exception {
+        try (Pair p = new Pair(EngineConfig.DEFAULT)) {
+            FabricConnection[] cs = connectPolled(p);
+            byte[] data = pattern(1 << 20, 3);
+            ByteBuffer src = ByteBuffer.wrap(data);
+            ByteBuffer in = ByteBuffer.allocate(data.length);
+            within("1 MiB polled", () -> quietly(() -> {
+                if (src.hasRemaining()) {
+                    Pair.write(cs[0], src);
+                }
+                assertTrue(Pair.read(cs[1], in) >= 0);
+                return !in.hasRemaining();
+            }));
+            assertArrayEquals(data, in.array());
+            within("nothing owed", () -> p.client.owingCount() == 0 && p.server.owingCount() == 0);
+            // Idle means parked without a deadline (no periodic wakeups), and no relayed arm left behind.
+            within("the closers parked without a deadline", () -> {
+                int closers = 0;
+                for (Thread t : Thread.getAllStackTraces().keySet()) {
+                    if (t.getName().equals("rdmanio-loopback-closer") && t.isAlive()) {
+                        if (t.getState() != Thread.State.WAITING) {
+                            return false;
+                        }
+                        closers++;
+                    }
+                }
+                return closers > 0;
+            });
+            within("no waiter registered", () -> p.client.isWaitIdle() && p.server.isWaitIdle());
+        }
+    }
+
+    @Test
+    void nonBlockingOperationsAloneCompleteAConnectAndAnEcho() throws Exception {
+        try (Pair p = new Pair(EngineConfig.DEFAULT)) {
+            FabricConnection[] cs = connectPolled(p);
+            ByteBuffer out = ByteBuffer.wrap(pattern(64, 1));
+            assertEquals(64, Pair.write(cs[0], out));
+            ByteBuffer at = ByteBuffer.allocate(64);
+            within("the request", () -> quietly(() -> Pair.read(cs[1], at) >= 0 && !at.hasRemaining()));
+            at.flip();
+            assertEquals(64, Pair.write(cs[1], at));
+            ByteBuffer back = ByteBuffer.allocate(64);
+            within("the answer", () -> quietly(() -> Pair.read(cs[0], back) >= 0 && !back.hasRemaining()));
+            assertArrayEquals(pattern(64, 1), back.array());
+            assertTrue(cs[0].localAddress() instanceof InetSocketAddress);
+        }
+    }
+}
