@@ -66,7 +66,7 @@ public final class ConfigLoader {
         if (config.statsFile() != null) {
             writeStatsAtExit(config);
         }
-        TransportStats.register(config);
+        TransportStats.configure(config);
         return config;
     }
 
