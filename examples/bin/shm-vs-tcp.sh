@@ -4,12 +4,26 @@
 # (min/median/max) of the shm/TCP ratios over the pairs: one run on a shared machine says little.
 #   examples/bin/shm-vs-tcp.sh [SECONDS [PAIRS]]   each measurement's time after a one-second warm-up
 #                                                (default 2), and the number of pairs (default 3)
+#   CONTEND=N examples/bin/shm-vs-tcp.sh ...       the same with N CPU-bound processes running beside the pair
+#                                                (a machine doing other work), stopped when the script ends
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_built
 SECONDS_EACH="${1:-2}"
 PAIRS="${2:-3}"
+CONTEND="${CONTEND:-0}"
 with_work_dir
+# CPU-bound processes beside the pair, each one bounded in time should the script be killed before its trap runs.
+CONTENDERS=()
+stop_contenders() {
+    (( ${#CONTENDERS[@]} == 0 )) || kill "${CONTENDERS[@]}" 2>/dev/null || true
+    cleanup_work_dir
+}
+trap stop_contenders EXIT
+for ((i = 0; i < CONTEND; i++)); do
+    timeout 900 sh -c 'while :; do :; done' &
+    CONTENDERS+=($!)
+done
 cat > "$WORK/rules" <<RULES
 bind 127.0.0.1 *
 connect 127.0.0.1 *
@@ -55,20 +69,22 @@ for ((pair = 1; pair <= PAIRS; pair++)); do
 done
 
 # Each pair on its own line, then min/median/max of each column over the pairs.
-awk -v pairs="$PAIRS" '
+awk -v pairs="$PAIRS" -v contend="$CONTEND" '
 function sortcol(a, n,    i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
 }
-function spread(name, a, unit, fmt,    n) {
+function spread(name, a, unit, fmt,    n, median) {
     n = pairs; sortcol(a, n)
-    printf "    %-30s " fmt " / " fmt " / " fmt "%s\n", name, a[1], a[int((n + 1) / 2)], a[n], unit
+    median = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    printf "    %-30s " fmt " / " fmt " / " fmt "%s\n", name, a[1], median, a[n], unit
 }
 {
     i = NR; tp[i] = $2; sp[i] = $3; tm[i] = $4; sm[i] = $5; tb[i] = $6; sb[i] = $7
     r50[i] = $3 / $2; rmean[i] = $5 / $4; rmbs[i] = $7 / $6
 }
 END {
-    printf "==> side by side, %d back-to-back pairs (TCP run, then shm run; this machine as it is now)\n", pairs
+    printf "==> side by side, %d back-to-back pairs (TCP run, then shm run; this machine as it is now%s)\n", pairs, \
+        (contend > 0 ? sprintf(", %d CPU-bound processes beside the pair", contend) : "")
     printf "    %-6s %14s %14s %8s %14s %14s %8s\n", "pair", "TCP rtt p50", "shm rtt p50", "shm/TCP", \
         "TCP stream", "shm stream", "shm/TCP"
     for (i = 1; i <= NR; i++)
