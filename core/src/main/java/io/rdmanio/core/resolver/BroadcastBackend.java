@@ -17,7 +17,7 @@ import java.net.DatagramSocket;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.InterfaceAddress;
+import java.net.Inet6Address;
 import java.net.NetworkInterface;
 import java.net.SocketAddress;
 import java.net.SocketException;
@@ -25,7 +25,6 @@ import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -42,10 +41,15 @@ import org.slf4j.LoggerFactory;
  * configured interfaces), the responder that serves an address answers by unicast, and listeners announce
  * themselves on bind and withdraw on close.
  *
- * <p>Broadcast, not multicast: a subnet broadcast needs no group join, no IGMP snooping set up on switches and no
- * multicast routing, and its reach (one IP subnet) is the reach of RDMA itself (an InfiniBand subnet, a RoCE L2
- * domain). On IPoIB the kernel carries it as an InfiniBand broadcast-group datagram. An address beyond the local
- * subnet, or one with no broadcast (IPv6), is queried by unicast to its own responder port.
+ * <p>IPv4 uses broadcast, not multicast: a subnet broadcast needs no group join, no IGMP snooping set up on switches
+ * and no multicast routing, and its reach (one IP subnet) is the reach of RDMA itself (an InfiniBand subnet, a RoCE
+ * L2 domain). On IPoIB the kernel carries it as an InfiniBand broadcast-group datagram. An interface address without
+ * a broadcast address gets the directed broadcast of its prefix ({@link ResolverInterfaces#broadcast}). IPv6 has
+ * no broadcast: it uses the link-local group {@link ResolverInterfaces#GROUP6}, which every responder joins, so
+ * that, like a broadcast and unlike unicast to a port several sockets share, it reaches every process on the
+ * link and on this host. Queries about this host's own addresses also go to 127.255.255.255, which every
+ * (dual-stack) responder on the host hears. An address beyond the local subnet is queried by unicast to its own
+ * responder port, which reaches one process on that host.
  *
  * <p>Threads: one daemon thread per socket, each blocked in {@code receive} (no CPU when idle): the responder's
  * ({@code rdmanio-resolver-responder}, opened on the first registration or resolve) and the querier's
@@ -59,8 +63,8 @@ final class BroadcastBackend implements ResolverBackend {
 
     /** Announcements and withdrawals remembered to drop replays (by nonce). */
     private static final int RECENT_NONCES = 4096;
-    /** Sources tracked by the rate limiter before it starts afresh. */
-    private static final int RATE_SOURCES = 4096;
+    /** Sources the per-source rate limiter remembers; the least recently seen is forgotten first. */
+    static final int RATE_SOURCES = 4096;
 
     private final ResolverSettings settings;
     private final ResolverStats stats;
@@ -69,6 +73,8 @@ final class BroadcastBackend implements ResolverBackend {
     private final SecureRandom random = new SecureRandom();
     private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<InetSocketAddress, Registration> registrations = new ConcurrentHashMap<>();
+    /** Interfaces (and families) already warned about: unicast only. */
+    private final Set<String> unicastWarned = ConcurrentHashMap.newKeySet();
 
     // ---- guarded by sendLock (never held while waiting for answers)
     private final Object sendLock = new Object();
@@ -76,6 +82,8 @@ final class BroadcastBackend implements ResolverBackend {
     private final ByteBuffer sendBuffer = ByteBuffer.allocate(MAX_PACKET);
     private DatagramPort querySocket;
     private DatagramPort responderSocket;
+    /** Interfaces whose IPv6 group the responder socket joined. */
+    private final Set<String> joined = new java.util.HashSet<>();
     private boolean closed;
 
     private record Registration(Endpoints endpoints, long incarnation) {
@@ -104,7 +112,7 @@ final class BroadcastBackend implements ResolverBackend {
         long start = System.nanoTime();
         long deadline = start + budgetNanos;
         long nonce = nextNonce();
-        Pending p = new Pending(addresses, start);
+        Pending p = new Pending(addresses, start, settings.signed());
         pending.put(nonce, p);
         try {
             long wait = settings.firstWaitNanos();
@@ -174,11 +182,13 @@ final class BroadcastBackend implements ResolverBackend {
     private static final class Pending {
         private final Set<InetSocketAddress> wanted;
         private final long startNanos;
+        private final boolean signed;
         private final Map<InetSocketAddress, Resolution> results = new HashMap<>();
 
-        Pending(Collection<InetSocketAddress> wanted, long startNanos) {
+        Pending(Collection<InetSocketAddress> wanted, long startNanos, boolean signed) {
             this.wanted = new LinkedHashSet<>(wanted);
             this.startNanos = startNanos;
+            this.signed = signed;
         }
 
         synchronized boolean offer(Entry e, SocketAddress from) {
@@ -188,7 +198,9 @@ final class BroadcastBackend implements ResolverBackend {
             }
             long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - startNanos);
             results.put(a, new Resolution(a, e.endpoints(), e.incarnation(),
-                "answer from " + from + " after " + micros / 1000 + "." + String.format("%03d", micros % 1000) + " ms"));
+                (signed ? "signed answer from " : "answer from ") + from + " after " + micros / 1000 + "."
+                    + String.format("%03d", micros % 1000) + " ms",
+                signed ? Resolution.Origin.SIGNED : Resolution.Origin.ANSWER));
             if (results.size() == wanted.size()) {
                 notifyAll();
             }
@@ -226,6 +238,12 @@ final class BroadcastBackend implements ResolverBackend {
     @Override
     public void publish(InetSocketAddress address, Endpoints endpoints, long incarnation) throws IOException {
         ensureResponderSocket();
+        synchronized (sendLock) {
+            // A listener binds: join the group on interfaces that got IPv6 (or came up) since the socket opened.
+            if (responderSocket != null) {
+                joinGroups(responderSocket);
+            }
+        }
         registrations.put(address, new Registration(endpoints, incarnation));
         List<Entry> entries = new ArrayList<>();
         for (InetSocketAddress a : concreteAddresses(address)) {
@@ -264,7 +282,7 @@ final class BroadcastBackend implements ResolverBackend {
             }
             Set<InetSocketAddress> destinations = new LinkedHashSet<>();
             if (listener.getAddress().isAnyLocalAddress()) {
-                destinations.addAll(allBroadcasts());
+                destinations.addAll(allDestinations());
             } else {
                 destinations.addAll(destinations(listener.getAddress()));
             }
@@ -287,8 +305,29 @@ final class BroadcastBackend implements ResolverBackend {
             }
             if (responderSocket == null) {
                 DatagramPort s = sockets.open(settings.port(), true);
+                joinGroups(s);
                 startThread("rdmanio-resolver-responder", () -> receiveLoop(s, true));
                 responderSocket = s;
+            }
+        }
+    }
+
+    /**
+     * Joins the IPv6 group on each multicast interface in use not joined yet, so that IPv6 queries and
+     * announcements reach this process even when other processes on the host share the port. An interface that
+     * refuses (IPv6 off) is skipped: IPv4 still works, and the doctor reports the interfaces.
+     */
+    private void joinGroups(DatagramPort s) {
+        assert Thread.holdsLock(sendLock);
+        for (ResolverInterfaces.Nic n : nicsInUse()) {
+            if (n.multicast6() && !joined.contains(n.name())) {
+                try {
+                    s.join(ResolverInterfaces.GROUP6, n.name());
+                    joined.add(n.name());
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("the resolver cannot join {} on {}: IPv6 peers there are asked by unicast only",
+                        ResolverInterfaces.GROUP6, n.name(), e);
+                }
             }
         }
     }
@@ -307,7 +346,7 @@ final class BroadcastBackend implements ResolverBackend {
         ByteBuffer inBuffer = ByteBuffer.wrap(in);
         DatagramPacket packet = new DatagramPacket(in, in.length);
         ByteBuffer outBuffer = ByteBuffer.allocate(MAX_PACKET);
-        Map<InetAddress, double[]> buckets = new HashMap<>();
+        RateLimiter limiter = new RateLimiter(settings.rateLimit(), settings.globalRateLimit());
         Map<Long, Boolean> recent = new LinkedHashMap<>(16, 0.75f, false) {
             private static final long serialVersionUID = 1L;
 
@@ -331,7 +370,7 @@ final class BroadcastBackend implements ResolverBackend {
                 Packet p = codec.decode(inBuffer, packet.getLength(), System.currentTimeMillis());
                 SocketAddress from = packet.getSocketAddress();
                 if (responder) {
-                    onResponderPacket(p, from, socket, codec, outBuffer, buckets, recent);
+                    onResponderPacket(p, from, socket, codec, outBuffer, limiter, recent);
                 } else if (p.type() == TYPE_ANSWER) {
                     onAnswer(p, from);
                 } else {
@@ -364,11 +403,11 @@ final class BroadcastBackend implements ResolverBackend {
     }
 
     private void onResponderPacket(Packet p, SocketAddress from, DatagramPort socket, ResolverCodec codec,
-                                   ByteBuffer out, Map<InetAddress, double[]> buckets, Map<Long, Boolean> recent) {
+                                   ByteBuffer out, RateLimiter limiter, Map<Long, Boolean> recent) {
         switch (p.type()) {
             case TYPE_QUERY:
                 stats.queriesReceived.increment();
-                answer(p, from, socket, codec, out, buckets);
+                answer(p, from, socket, codec, out, limiter);
                 break;
             case TYPE_ANNOUNCE:
             case TYPE_WITHDRAW:
@@ -377,14 +416,26 @@ final class BroadcastBackend implements ResolverBackend {
                     return;
                 }
                 long now = System.nanoTime();
+                boolean signed = settings.signed();
+                Boolean fromHere = null;
                 for (Entry e : p.entries()) {
+                    if (e.address().getAddress().isLoopbackAddress()) {
+                        // Another host's loopback is not ours: only this host speaks for 127.0.0.0/8 and ::1.
+                        if (fromHere == null) {
+                            fromHere = isLocal(((InetSocketAddress) from).getAddress());
+                        }
+                        if (!fromHere) {
+                            continue;
+                        }
+                    }
                     if (p.type() == TYPE_ANNOUNCE) {
                         stats.announcesReceived.increment();
                         cache.putFound(new Resolution(e.address(), e.endpoints(), e.incarnation(),
-                            "announcement from " + from), now);
+                            (signed ? "signed announcement from " : "announcement from ") + from,
+                            signed ? Resolution.Origin.SIGNED : Resolution.Origin.ANNOUNCEMENT), now);
                     } else {
                         stats.withdrawalsReceived.increment();
-                        cache.withdraw(e.address(), e.incarnation(), "withdrawn by " + from, now);
+                        cache.withdraw(e.address(), e.incarnation(), signed, "withdrawn by " + from, now);
                     }
                 }
                 break;
@@ -395,21 +446,34 @@ final class BroadcastBackend implements ResolverBackend {
     }
 
     private void answer(Packet query, SocketAddress to, DatagramPort socket, ResolverCodec codec, ByteBuffer out,
-                        Map<InetAddress, double[]> buckets) {
+                        RateLimiter limiter) {
+        InetSocketAddress dest = (InetSocketAddress) to;
         List<Entry> found = new ArrayList<>();
+        Boolean fromHere = null;
         for (InetSocketAddress a : query.queried()) {
             Registration r = lookupRegistration(a);
-            if (r != null) {
-                found.add(new Entry(a, r.endpoints, r.incarnation));
+            if (r == null) {
+                continue;
             }
+            if (a.getAddress().isLoopbackAddress()) {
+                // Only a process on this host means this host by 127.0.0.1 or ::1: another host asking about its
+                // loopback by unicast (or a forger) must not learn this host's endpoints for it.
+                if (fromHere == null) {
+                    fromHere = isLocal(dest.getAddress());
+                }
+                if (!fromHere) {
+                    continue;
+                }
+            }
+            found.add(new Entry(a, r.endpoints, r.incarnation));
         }
         if (found.isEmpty()) {
             return;
         }
-        InetSocketAddress dest = (InetSocketAddress) to;
         for (int from = 0; from < found.size(); from += MAX_ENDPOINT_RECORDS) {
-            if (!tryTakeToken(buckets, dest.getAddress())) {
-                stats.rateLimited.increment();
+            int verdict = limiter.tryTake(dest.getAddress(), System.nanoTime());
+            if (verdict != RateLimiter.GRANTED) {
+                (verdict == RateLimiter.SOURCE_LIMITED ? stats.rateLimited : stats.rateLimitedGlobal).increment();
                 return;
             }
             int n = Math.min(MAX_ENDPOINT_RECORDS, found.size() - from);
@@ -434,141 +498,234 @@ final class BroadcastBackend implements ResolverBackend {
         return any4 != null ? any4 : any6;
     }
 
-    /** Token bucket per source address: {@code rateLimit} answers a second, bursts as large. */
-    private boolean tryTakeToken(Map<InetAddress, double[]> buckets, InetAddress source) {
-        long now = System.nanoTime();
-        double rate = settings.rateLimit();
-        if (buckets.size() >= RATE_SOURCES && !buckets.containsKey(source)) {
-            buckets.clear();
+    /**
+     * Answers allowed: a token bucket per source address ({@code rateLimit} a second, bursts as large) and one for
+     * all sources together ({@code globalRateLimit}), which a sender cycling its source address cannot escape. The
+     * per-source table holds at most {@link #RATE_SOURCES} addresses, forgetting the least recently seen; a
+     * forgotten source comes back with a full bucket, which the global bucket still bounds. Not thread-safe:
+     * confined to the responder's thread.
+     */
+    static final class RateLimiter {
+        static final int GRANTED = 0;
+        static final int SOURCE_LIMITED = 1;
+        static final int GLOBAL_LIMITED = 2;
+
+        private final double perSource;
+        private final TokenBucket global;
+        private final Map<InetAddress, TokenBucket> sources = new LinkedHashMap<>(64, 0.75f, true) {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<InetAddress, TokenBucket> eldest) {
+                return size() > RATE_SOURCES;
+            }
+        };
+
+        RateLimiter(int perSource, int global) {
+            this.perSource = perSource;
+            this.global = new TokenBucket(global, System.nanoTime());
         }
-        double[] b = buckets.computeIfAbsent(source, k -> new double[] {rate, now});
-        b[0] = Math.min(rate, b[0] + (now - (long) b[1]) * rate / 1e9);
-        b[1] = now;
-        if (b[0] < 1) {
-            return false;
+
+        /** {@link #GRANTED} (a token of each bucket taken), or which bucket is empty (nothing taken). */
+        int tryTake(InetAddress source, long now) {
+            TokenBucket b = sources.get(source);
+            if (b == null) {
+                b = new TokenBucket(perSource, now);
+                sources.put(source, b);
+            }
+            if (!b.refill(perSource, now)) {
+                return SOURCE_LIMITED;
+            }
+            if (!global.refill(global.capacity, now)) {
+                return GLOBAL_LIMITED;
+            }
+            b.tokens -= 1;
+            global.tokens -= 1;
+            return GRANTED;
         }
-        b[0] -= 1;
-        return true;
+
+        /** Sources remembered now (at most {@link #RATE_SOURCES}). */
+        int sourcesTracked() {
+            return sources.size();
+        }
+    }
+
+    /** {@code capacity} tokens at most, refilled at {@code capacity} a second. Not thread-safe. */
+    private static final class TokenBucket {
+        final double capacity;
+        double tokens;
+        long at;
+
+        TokenBucket(double capacity, long now) {
+            this.capacity = capacity;
+            this.tokens = capacity;
+            this.at = now;
+        }
+
+        /** Refills for the time since the last call; whether a whole token is there. */
+        boolean refill(double rate, long now) {
+            tokens = Math.min(capacity, tokens + Math.max(0, now - at) * rate / 1e9);
+            at = now;
+            return tokens >= 1;
+        }
     }
 
     // ------------------------------------------------------------------------------------------------ addressing
 
     /**
-     * Where queries about (and announcements of) {@code address} go: the broadcast address of the interfaces
-     * configured, or of the route's interface; unicast to the address itself when it is outside those subnets or
-     * they have no broadcast (IPv6, point-to-point).
+     * Where queries about (and announcements of) {@code address} go: on each interface configured, or on the route's
+     * interface, the IPv4 subnet broadcast (computed from the prefix when the interface has none) or the IPv6 group;
+     * 127.255.255.255 for this host's own addresses not otherwise covered (every responder on the host hears it);
+     * unicast to the address itself when it is outside those subnets.
      */
     List<InetSocketAddress> destinations(InetAddress address) {
         int port = settings.port();
         List<InetSocketAddress> out = new ArrayList<>(2);
+        InetSocketAddress loopback = new InetSocketAddress(ResolverInterfaces.LOOPBACK_BROADCAST, port);
         if (address.isLoopbackAddress()) {
-            out.add(address instanceof Inet4Address ? new InetSocketAddress("127.255.255.255", port)
-                : new InetSocketAddress(address, port));
+            // IPv6 too: ::1 has no multicast, and unicast to a shared port reaches one socket; the responders are
+            // dual-stack, so every one of them hears the IPv4 loopback broadcast, whatever address the query names.
+            out.add(loopback);
             return out;
         }
-        List<InterfaceAddress> candidates = new ArrayList<>();
+        List<ResolverInterfaces.Nic> candidates = new ArrayList<>();
+        // By route: only the address the route leaves from (not the interface's other subnets) for IPv4.
+        InetAddress routeSource = null;
         if (!settings.interfaces().isEmpty()) {
             for (String name : settings.interfaces()) {
-                try {
-                    NetworkInterface ni = NetworkInterface.getByName(name);
-                    if (ni != null) {
-                        candidates.addAll(ni.getInterfaceAddresses());
-                    } else {
-                        LOG.warn("rdmanio.resolver.interfaces names {}, which does not exist", name);
-                    }
-                } catch (SocketException e) {
-                    LOG.warn("cannot read interface {}", name, e);
+                ResolverInterfaces.Nic n = ResolverInterfaces.byName(name);
+                if (n != null) {
+                    candidates.add(n);
+                } else {
+                    LOG.warn("rdmanio.resolver.interfaces names {}, which does not exist", name);
                 }
             }
         } else {
-            InterfaceAddress route = routeInterfaceAddress(address);
+            routeSource = routeSource(address);
+            ResolverInterfaces.Nic route = routeSource == null ? null : ResolverInterfaces.holding(routeSource);
             if (route != null) {
                 candidates.add(route);
             }
         }
+        boolean v6 = address instanceof Inet6Address;
         boolean covered = false;
-        for (InterfaceAddress ia : candidates) {
-            if (ia.getBroadcast() != null) {
-                out.add(new InetSocketAddress(ia.getBroadcast(), port));
-                covered |= sameSubnet(ia, address);
+        for (ResolverInterfaces.Nic n : candidates) {
+            if (!n.up()) {
+                continue;
+            }
+            for (ResolverInterfaces.Address ia : n.addresses()) {
+                if ((ia.address() instanceof Inet6Address) != v6
+                        || !v6 && routeSource != null && !routeSource.equals(ia.address())) {
+                    continue;
+                }
+                InetSocketAddress d = null;
+                if (!v6) {
+                    InetAddress b = ResolverInterfaces.broadcast(n, ia);
+                    d = b == null ? null : new InetSocketAddress(b, port);
+                } else if (n.multicast6()) {
+                    d = new InetSocketAddress(n.group6(), port);
+                }
+                if (d != null) {
+                    if (!out.contains(d)) {
+                        out.add(d);
+                    }
+                    covered |= ResolverInterfaces.sameSubnet(ia, address);
+                }
             }
         }
         if (!covered) {
-            out.add(new InetSocketAddress(address, port));
+            boolean local = isLocal(address);
+            out.add(local ? loopback : new InetSocketAddress(address, port));
+            if (!local) {
+                warnUnicastOnly(address, candidates, v6);
+            }
         }
         return out;
     }
 
-    /** The local interface address the kernel's route to {@code address} leaves from, or {@code null}. */
-    private static InterfaceAddress routeInterfaceAddress(InetAddress address) {
+    /**
+     * Says once per interface (and family) that peers there are asked by unicast, which reaches one rdmanio
+     * process on their host, so that {@code auto} does not quietly miss the others.
+     */
+    private void warnUnicastOnly(InetAddress address, List<ResolverInterfaces.Nic> candidates, boolean v6) {
+        String why;
+        String key;
+        boolean offSubnet = false;
+        if (candidates.isEmpty()) {
+            key = "no interface";
+            why = "no interface routes to it";
+        } else {
+            ResolverInterfaces.Nic n = candidates.get(0);
+            key = n.name() + (v6 ? "/6" : "/4");
+            why = !n.up() ? n.name() + " is down" : n.pointToPoint() ? n.name() + " is a point-to-point link"
+                : v6 && !n.multicast6() ? n.name() + " has no IPv6 multicast"
+                : "it is outside the subnets of " + n.name() + (v6 ? "" : " that have a broadcast address");
+            offSubnet = n.up() && !n.pointToPoint() && (!v6 || n.multicast6());
+        }
+        if (unicastWarned.add(key)) {
+            String message = "rdmanio: the resolver asks about {} by unicast ({}), which reaches only one rdmanio "
+                + "process on its host; `./rdmanio doctor` lists what the resolver can do on each interface";
+            if (offSubnet) {
+                LOG.info(message, address.getHostAddress(), why);
+            } else {
+                LOG.warn(message, address.getHostAddress(), why);
+            }
+        }
+    }
+
+    /** The local address the kernel's route to {@code address} leaves from, or {@code null}. */
+    private static InetAddress routeSource(InetAddress address) {
         try (DatagramSocket probe = new DatagramSocket()) {
             // Connecting a UDP socket sends nothing; it only makes the kernel pick the route and source address.
             probe.connect(address, 9);
             InetAddress local = probe.getLocalAddress();
-            NetworkInterface ni = NetworkInterface.getByInetAddress(local);
-            if (ni == null) {
-                return null;
-            }
-            for (InterfaceAddress ia : ni.getInterfaceAddresses()) {
-                if (ia.getAddress().equals(local)) {
-                    return ia;
-                }
-            }
+            return local == null || local.isAnyLocalAddress() ? null : local;
         } catch (IOException | RuntimeException e) {
             LOG.debug("no route to {}", address, e);
         }
         return null;
     }
 
-    private static boolean sameSubnet(InterfaceAddress ia, InetAddress a) {
-        byte[] x = ia.getAddress().getAddress();
-        byte[] y = a.getAddress();
-        if (x.length != y.length) {
-            return false;
-        }
-        int bits = ia.getNetworkPrefixLength();
-        for (int i = 0; i < x.length && bits > 0; i++, bits -= 8) {
-            int mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff;
-            if ((x[i] & mask) != (y[i] & mask)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** Every IPv4 broadcast address of the interfaces in use (configured, else all that are up), and loopback's. */
-    private List<InetSocketAddress> allBroadcasts() {
+    /**
+     * Where a wildcard listener's announcements go: 127.255.255.255 (this host), and on every interface in use its
+     * IPv4 broadcasts and the IPv6 group.
+     */
+    private List<InetSocketAddress> allDestinations() {
         Set<InetSocketAddress> out = new LinkedHashSet<>();
-        out.add(new InetSocketAddress("127.255.255.255", settings.port()));
-        for (NetworkInterface ni : interfacesInUse()) {
-            for (InterfaceAddress ia : ni.getInterfaceAddresses()) {
-                if (ia.getBroadcast() != null) {
-                    out.add(new InetSocketAddress(ia.getBroadcast(), settings.port()));
+        out.add(new InetSocketAddress(ResolverInterfaces.LOOPBACK_BROADCAST, settings.port()));
+        for (ResolverInterfaces.Nic n : nicsInUse()) {
+            if (n.loopback()) {
+                continue;
+            }
+            for (ResolverInterfaces.Address ia : n.addresses()) {
+                InetAddress b = ResolverInterfaces.broadcast(n, ia);
+                if (b != null) {
+                    out.add(new InetSocketAddress(b, settings.port()));
                 }
+            }
+            if (n.multicast6()) {
+                out.add(new InetSocketAddress(n.group6(), settings.port()));
             }
         }
         return new ArrayList<>(out);
     }
 
-    private List<NetworkInterface> interfacesInUse() {
-        List<NetworkInterface> out = new ArrayList<>();
-        try {
-            if (!settings.interfaces().isEmpty()) {
-                for (String name : settings.interfaces()) {
-                    NetworkInterface ni = NetworkInterface.getByName(name);
-                    if (ni != null) {
-                        out.add(ni);
-                    }
-                }
-            } else {
-                for (NetworkInterface ni : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-                    if (ni.isUp()) {
-                        out.add(ni);
-                    }
+    /** The interfaces in use: those configured, else all that are up. */
+    private List<ResolverInterfaces.Nic> nicsInUse() {
+        List<ResolverInterfaces.Nic> out = new ArrayList<>();
+        if (!settings.interfaces().isEmpty()) {
+            for (String name : settings.interfaces()) {
+                ResolverInterfaces.Nic n = ResolverInterfaces.byName(name);
+                if (n != null) {
+                    out.add(n);
                 }
             }
-        } catch (SocketException e) {
-            LOG.warn("cannot list network interfaces", e);
+        } else {
+            for (ResolverInterfaces.Nic n : ResolverInterfaces.system()) {
+                if (n.up()) {
+                    out.add(n);
+                }
+            }
         }
         return out;
     }
@@ -580,9 +737,9 @@ final class BroadcastBackend implements ResolverBackend {
         }
         List<InetSocketAddress> out = new ArrayList<>();
         boolean v4 = listener.getAddress() instanceof Inet4Address;
-        for (NetworkInterface ni : interfacesInUse()) {
-            for (InterfaceAddress ia : ni.getInterfaceAddresses()) {
-                InetAddress a = ia.getAddress();
+        for (ResolverInterfaces.Nic n : nicsInUse()) {
+            for (ResolverInterfaces.Address ia : n.addresses()) {
+                InetAddress a = ia.address();
                 if (!v4 || a instanceof Inet4Address) {
                     out.add(new InetSocketAddress(a, listener.getPort()));
                 }

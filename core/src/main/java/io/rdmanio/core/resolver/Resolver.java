@@ -262,6 +262,20 @@ public final class Resolver implements AutoCloseable {
         }
     }
 
+    /**
+     * Asks again about {@code address} when {@code doubted}, an unauthenticated answer, is what the cache still holds
+     * and it could not be used: without a key any host can announce an address, and one packet must not decide
+     * the route for the whole TTL. A verified answer is returned as it is (asking again would learn nothing).
+     */
+    public Resolution reask(InetSocketAddress address, Resolution doubted) {
+        if (doubted == null || !doubted.found() || doubted.verified()) {
+            return doubted;
+        }
+        stats.reasked.increment();
+        cache.invalidate(address, doubted);
+        return resolve(address);
+    }
+
     /** The cached answer for {@code address}, positive or negative, or {@code null}; asks nobody. */
     public Resolution cached(InetSocketAddress address) {
         return cache.lookup(address, System.nanoTime());

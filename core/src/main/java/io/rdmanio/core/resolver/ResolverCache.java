@@ -7,10 +7,21 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Answers remembered for a while: positive entries (a listener's endpoints and incarnation) for {@code ttl}, negative
- * ones ("nobody answered") for {@code negativeTtl}. An entry with a larger (unsigned) incarnation replaces one with
- * a smaller; a smaller one never replaces a larger, so a late answer or a replayed announcement cannot bring a
- * restarted listener's old endpoints back. An announcement clears a negative entry, so a listener that starts
- * after a miss is found at once.
+ * ones ("nobody answered") for {@code negativeTtl}. An announcement clears a negative entry, so a listener that
+ * starts after a miss is found at once.
+ *
+ * <p>What may replace a positive entry depends on who vouches for it ({@link Resolution.Origin}):
+ * <ul>
+ *   <li>a verified entry (signed, static file, directory backend) is replaced by a verified one with an equal or
+ *       larger (unsigned) incarnation, never by a smaller one, so a late answer or a replayed announcement cannot
+ *       bring a restarted listener's old endpoints back; an unauthenticated packet never replaces it;</li>
+ *   <li>an unauthenticated entry (unsigned answer or announcement) is replaced by the next answer or announcement
+ *       whatever its incarnation: an incarnation that anyone can write orders nothing, and honouring it would let
+ *       one forged packet with the highest incarnation pin a wrong endpoint for the whole TTL (the real listener's
+ *       answers could no longer replace it).</li>
+ * </ul>
+ * Withdrawals follow the same trust: an unauthenticated withdrawal only drops the entry (the next connect asks
+ * again) instead of recording a miss that one forged packet could pin for {@code negativeTtl}.
  *
  * <p>Thread-safe: each update is one atomic {@code compute} on the address's entry.
  */
@@ -44,7 +55,8 @@ final class ResolverCache {
     }
 
     /**
-     * Stores a found listener unless a live entry with a larger incarnation is there.
+     * Stores a found listener unless a live verified entry is there that {@code r} may not replace: {@code r} is
+     * unauthenticated, or its incarnation is smaller.
      *
      * @return whether it was stored
      */
@@ -52,8 +64,8 @@ final class ResolverCache {
         boolean[] stored = new boolean[1];
         entries.compute(r.address(), (a, old) -> {
             boolean live = old != null && now - old.expiresAtNanos < 0;
-            if (live && old.resolution.found()
-                    && Long.compareUnsigned(old.resolution.incarnation(), r.incarnation()) > 0) {
+            if (live && old.resolution.found() && old.resolution.verified() && (!r.verified()
+                    || Long.compareUnsigned(old.resolution.incarnation(), r.incarnation()) > 0)) {
                 return old;
             }
             if (live && old.resolution.found() && old.resolution.incarnation() != r.incarnation()) {
@@ -79,20 +91,45 @@ final class ResolverCache {
     }
 
     /**
-     * A listener closed: drops its entry unless a newer incarnation is cached, and remembers the miss.
+     * A listener closed: drops its entry unless a newer incarnation is cached (or a verified entry and the withdrawal
+     * is not), and, when the withdrawal is {@code verified}, remembers the miss.
      *
      * @return whether an entry was dropped
      */
-    boolean withdraw(InetSocketAddress address, long incarnation, String source, long now) {
+    boolean withdraw(InetSocketAddress address, long incarnation, boolean verified, String source, long now) {
         boolean[] dropped = new boolean[1];
         entries.compute(address, (a, old) -> {
             if (old != null && old.resolution.found()
-                    && Long.compareUnsigned(old.resolution.incarnation(), incarnation) > 0) {
+                    && (Long.compareUnsigned(old.resolution.incarnation(), incarnation) > 0
+                        || old.resolution.verified() && !verified)) {
                 return old;
             }
             dropped[0] = old != null && old.resolution.found();
+            if (!verified) {
+                // Unauthenticated: forget, so the next connect asks; a negative entry would be pinned by one packet.
+                return old != null && !old.resolution.found() ? old : null;
+            }
             return negativeTtlNanos == 0 ? null
                 : new Entry(Resolution.none(address, source), now + negativeTtlNanos);
+        });
+        return dropped[0];
+    }
+
+    /**
+     * Forgets {@code address} if its entry is still {@code doubted} (the same endpoints and incarnation).
+     *
+     * @return whether it was dropped
+     */
+    boolean invalidate(InetSocketAddress address, Resolution doubted) {
+        boolean[] dropped = new boolean[1];
+        entries.computeIfPresent(address, (a, old) -> {
+            Resolution r = old.resolution;
+            if (r.found() && r.incarnation() == doubted.incarnation()
+                    && java.util.Objects.equals(r.endpoints(), doubted.endpoints())) {
+                dropped[0] = true;
+                return null;
+            }
+            return old;
         });
         return dropped[0];
     }

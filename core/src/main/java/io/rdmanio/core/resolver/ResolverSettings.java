@@ -21,13 +21,16 @@ import java.util.function.Function;
  *   <li>{@code rdmanio.resolver.interfaces}: comma-separated interface names to broadcast on (default: the
  *       interface of the route to the queried address);</li>
  *   <li>{@code rdmanio.resolver.rateLimit} (200): answers per second to one source address, burst as large;</li>
+ *   <li>{@code rdmanio.resolver.globalRateLimit} (1000): answers per second to all sources together, burst as
+ *       large (the per-source limit alone is bypassed by a sender that cycles its source address);</li>
  *   <li>{@code rdmanio.resolver.file}: a static file (address to fabric) consulted before broadcasting;</li>
  *   <li>{@code rdmanio.resolver.broadcast} (true): whether to broadcast at all (false: static file only).</li>
  * </ul>
  * Immutable.
  */
 public record ResolverSettings(int port, int timeoutMillis, int retries, int ttlSeconds, int negativeTtlSeconds,
-                               byte[] key, List<String> interfaces, int rateLimit, Path file, boolean broadcast) {
+                               byte[] key, List<String> interfaces, int rateLimit, Path file, boolean broadcast,
+                               int globalRateLimit) {
 
     public static final String PREFIX = "rdmanio.resolver.";
     public static final String PORT = PREFIX + "port";
@@ -41,9 +44,12 @@ public record ResolverSettings(int port, int timeoutMillis, int retries, int ttl
     public static final String RATE_LIMIT = PREFIX + "rateLimit";
     public static final String FILE = PREFIX + "file";
     public static final String BROADCAST = PREFIX + "broadcast";
+    public static final String GLOBAL_RATE_LIMIT = PREFIX + "globalRateLimit";
+
+    private static final int DEFAULT_GLOBAL_RATE_LIMIT = 1000;
 
     public static final ResolverSettings DEFAULT =
-        new ResolverSettings(7471, 200, 2, 60, 10, null, List.of(), 200, null, true);
+        new ResolverSettings(7471, 200, 2, 60, 10, null, List.of(), 200, null, true, DEFAULT_GLOBAL_RATE_LIMIT);
 
     public ResolverSettings {
         ensureRange(PORT, port, 1, 65535);
@@ -52,11 +58,19 @@ public record ResolverSettings(int port, int timeoutMillis, int retries, int ttl
         ensureRange(TTL_SECONDS, ttlSeconds, 1, 86_400);
         ensureRange(NEGATIVE_TTL_SECONDS, negativeTtlSeconds, 0, 86_400);
         ensureRange(RATE_LIMIT, rateLimit, 1, 1_000_000);
+        ensureRange(GLOBAL_RATE_LIMIT, globalRateLimit, 1, 1_000_000);
         if (key != null && key.length < 16) {
             throw new IllegalArgumentException(KEY + " is " + key.length + " bytes; a key needs 16 at least");
         }
         key = key == null ? null : key.clone();
         interfaces = List.copyOf(interfaces);
+    }
+
+    /** Settings with the default global rate limit. */
+    public ResolverSettings(int port, int timeoutMillis, int retries, int ttlSeconds, int negativeTtlSeconds,
+                            byte[] key, List<String> interfaces, int rateLimit, Path file, boolean broadcast) {
+        this(port, timeoutMillis, retries, ttlSeconds, negativeTtlSeconds, key, interfaces, rateLimit, file, broadcast,
+            DEFAULT_GLOBAL_RATE_LIMIT);
     }
 
     /**
@@ -99,7 +113,7 @@ public record ResolverSettings(int port, int timeoutMillis, int retries, int ttl
             number(properties, NEGATIVE_TTL_SECONDS, d.negativeTtlSeconds), key, interfaces,
             number(properties, RATE_LIMIT, d.rateLimit),
             file == null || file.isBlank() ? null : Path.of(file.trim()),
-            broadcast == null || broadcast.equals("true"));
+            broadcast == null || broadcast.equals("true"), number(properties, GLOBAL_RATE_LIMIT, d.globalRateLimit));
     }
 
     private static int number(Function<String, String> properties, String name, int dflt) {
@@ -132,27 +146,32 @@ public record ResolverSettings(int port, int timeoutMillis, int retries, int ttl
 
     public ResolverSettings withPort(int p) {
         return new ResolverSettings(p, timeoutMillis, retries, ttlSeconds, negativeTtlSeconds, key, interfaces,
-            rateLimit, file, broadcast);
+            rateLimit, file, broadcast, globalRateLimit);
     }
 
     public ResolverSettings withKey(byte[] k) {
         return new ResolverSettings(port, timeoutMillis, retries, ttlSeconds, negativeTtlSeconds, k, interfaces,
-            rateLimit, file, broadcast);
+            rateLimit, file, broadcast, globalRateLimit);
     }
 
     public ResolverSettings withTiming(int timeout, int tries) {
         return new ResolverSettings(port, timeout, tries, ttlSeconds, negativeTtlSeconds, key, interfaces,
-            rateLimit, file, broadcast);
+            rateLimit, file, broadcast, globalRateLimit);
     }
 
     public ResolverSettings withInterfaces(List<String> names) {
         return new ResolverSettings(port, timeoutMillis, retries, ttlSeconds, negativeTtlSeconds, key, names,
-            rateLimit, file, broadcast);
+            rateLimit, file, broadcast, globalRateLimit);
     }
 
     public ResolverSettings withTtl(int ttl, int negativeTtl) {
         return new ResolverSettings(port, timeoutMillis, retries, ttl, negativeTtl, key, interfaces,
-            rateLimit, file, broadcast);
+            rateLimit, file, broadcast, globalRateLimit);
+    }
+
+    public ResolverSettings withRateLimits(int perSource, int global) {
+        return new ResolverSettings(port, timeoutMillis, retries, ttlSeconds, negativeTtlSeconds, key, interfaces,
+            perSource, file, broadcast, global);
     }
 
     /** Waits between tries: the first is {@code timeout / (2^(retries+1) - 1)}, each next one twice as long. */
@@ -166,6 +185,6 @@ public record ResolverSettings(int port, int timeoutMillis, int retries, int ttl
         return "port " + port + ", timeout " + timeoutMillis + " ms over " + (retries + 1) + " tries, ttl " + ttlSeconds
             + " s, negative ttl " + negativeTtlSeconds + " s, " + (key == null ? "unsigned" : "signed")
             + ", interfaces " + (interfaces.isEmpty() ? "by route" : String.join(",", interfaces)) + ", rate limit "
-            + rateLimit + "/s" + (file == null ? "" : ", file " + file) + (broadcast ? "" : ", no broadcast");
+            + rateLimit + "/s a source, " + globalRateLimit + "/s in all" + (file == null ? "" : ", file " + file) + (broadcast ? "" : ", no broadcast");
     }
 }

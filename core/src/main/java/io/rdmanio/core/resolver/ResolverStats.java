@@ -6,7 +6,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The resolver's counters, with stable names (the keys of {@link #snapshot()}), covering its failure modes:
- * malformed, oversized, unsigned, forged, stale and unmatched packets, rate-limited answers and send errors.
+ * malformed, oversized, unsigned, forged, stale and unmatched packets, answers held back by the per-source and the
+ * global rate limits, unauthenticated answers asked again, and send errors.
  * Thread-safe.
  */
 public final class ResolverStats {
@@ -22,12 +23,14 @@ public final class ResolverStats {
     final LongAdder queriesReceived = new LongAdder();
     final LongAdder answersSent = new LongAdder();
     final LongAdder rateLimited = new LongAdder();
+    final LongAdder rateLimitedGlobal = new LongAdder();
     final LongAdder announcesSent = new LongAdder();
     final LongAdder announcesReceived = new LongAdder();
     final LongAdder withdrawalsSent = new LongAdder();
     final LongAdder withdrawalsReceived = new LongAdder();
     final LongAdder replaced = new LongAdder();
     final LongAdder invalidations = new LongAdder();
+    final LongAdder reasked = new LongAdder();
     final LongAdder malformed = new LongAdder();
     final LongAdder oversized = new LongAdder();
     final LongAdder unsigned = new LongAdder();
@@ -50,12 +53,14 @@ public final class ResolverStats {
         m.put("queriesReceived", queriesReceived.sum());
         m.put("answersSent", answersSent.sum());
         m.put("rateLimited", rateLimited.sum());
+        m.put("rateLimitedGlobal", rateLimitedGlobal.sum());
         m.put("announcesSent", announcesSent.sum());
         m.put("announcesReceived", announcesReceived.sum());
         m.put("withdrawalsSent", withdrawalsSent.sum());
         m.put("withdrawalsReceived", withdrawalsReceived.sum());
         m.put("replaced", replaced.sum());
         m.put("invalidations", invalidations.sum());
+        m.put("reasked", reasked.sum());
         m.put("malformed", malformed.sum());
         m.put("oversized", oversized.sum());
         m.put("unsigned", unsigned.sum());

@@ -52,6 +52,11 @@ final class LossyPorts implements DatagramPort.Factory {
             }
 
             @Override
+            public void join(java.net.InetAddress group, String nic) throws IOException {
+                inner.join(group, nic);
+            }
+
+            @Override
             public SocketAddress localAddress() {
                 return inner.localAddress();
             }

@@ -19,7 +19,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class Netns {
 
-    static final String PREFIX = "rdmanio-t-";
+    /**
+     * Namespace names carry this JVM's pid, so that test runs at once (other checkouts, other builds) never delete
+     * each other's hosts; {@link #destroy()} also removes what a run whose JVM is gone left behind.
+     */
+    static final String PREFIX = "rdmanio-t-" + ProcessHandle.current().pid() + "-";
+    private static final java.util.regex.Pattern ANY_RUN = java.util.regex.Pattern.compile("rdmanio-t-(\\d+)-.*");
     static final String SWITCH = PREFIX + "sw";
     static final String SUBNET = "10.231.0.";
 
@@ -72,6 +77,37 @@ final class Netns {
         }
     }
 
+    /**
+     * Gives host {@code names[index]} its address again without a broadcast address ({@code ip addr add
+     * 10.231.0.N/24 dev eth0}, as containers and scripts often do), or with one ({@code brd +}) to restore it.
+     */
+    static void readdress(String host, int index, boolean broadcast) throws IOException {
+        String ns = PREFIX + host;
+        String cidr = SUBNET + (index + 1) + "/24";
+        ensure("ip", "netns", "exec", ns, "ip", "addr", "del", cidr, "dev", "eth0");
+        if (broadcast) {
+            ensure("ip", "netns", "exec", ns, "ip", "addr", "add", cidr, "brd", "+", "dev", "eth0");
+        } else {
+            ensure("ip", "netns", "exec", ns, "ip", "addr", "add", cidr, "dev", "eth0");
+        }
+    }
+
+    static final String SUBNET6 = "fd31::";
+
+    /** Adds {@code fd31::N/64} to host {@code names[index]}'s eth0 (no duplicate detection, so usable at once). */
+    static void addIpv6(String host, int index) throws IOException {
+        ensure("ip", "netns", "exec", PREFIX + host, "ip", "-6", "addr", "add", address6(index) + "/64", "dev",
+            "eth0", "nodad");
+    }
+
+    static void removeIpv6(String host, int index) throws IOException {
+        run("ip", "netns", "exec", PREFIX + host, "ip", "-6", "addr", "del", address6(index) + "/64", "dev", "eth0");
+    }
+
+    static String address6(int index) {
+        return SUBNET6 + (index + 1);
+    }
+
     /** The hosts this class makes; only these (and the switch) are ever deleted. */
     static final List<String> HOSTS = List.of("a", "b", "c");
 
@@ -85,7 +121,10 @@ final class Netns {
         }
         for (String line : list.output.split("\n")) {
             String name = line.trim().split("\\s+")[0];
-            if (ours.contains(name)) {
+            java.util.regex.Matcher m = ANY_RUN.matcher(name);
+            boolean orphan = !name.startsWith(PREFIX) && m.matches()
+                && ProcessHandle.of(Long.parseLong(m.group(1))).map(h -> !h.isAlive()).orElse(true);
+            if (ours.contains(name) || orphan) {
                 run("ip", "netns", "del", name);
             }
         }

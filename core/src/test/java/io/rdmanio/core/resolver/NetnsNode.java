@@ -23,8 +23,12 @@ import java.util.concurrent.TimeUnit;
  *   resolve HOST:PORT                           -> RESOLVED HOST:PORT found|none INCARNATION MICROS SOURCE...
  *   peek HOST:PORT                              -> PEEK HOST:PORT found|none|unknown INCARNATION
  *   invalidate HOST:PORT                        -> INVALIDATED
+ *   reask HOST:PORT                             -> REASKED HOST:PORT found|none INCARNATION SOURCE...
+ *   forge HOST:PORT INCARNATION TO              -> FORGED  (an unsigned ANNOUNCE of a bogus disni endpoint for
+ *                                                 HOST:PORT, from a plain UDP socket to TO, the resolver port)
  *   junk HOST PORT COUNT SEED                   -> JUNK SENT  (random, truncated and oversized datagrams)
  *   stats                                       -> STATS name=value ...
+ *   interfaces                                  -> INTERFACES line | line ...  (the doctor's per-interface report)
  *   quit
  * </pre>
  */
@@ -83,6 +87,17 @@ public final class NetnsNode {
                             + r.incarnation());
                         break;
                     }
+                    case "reask": {
+                        InetSocketAddress a = parse(f[1]);
+                        Resolution r = resolver.reask(a, resolver.cached(a));
+                        out = "REASKED " + f[1] + " " + (r == null ? "unknown 0" : (r.found() ? "found " : "none ")
+                            + r.incarnation() + " " + r.source() + (r.found() ? " -> " + r.endpoints() : ""));
+                        break;
+                    }
+                    case "forge":
+                        forge(parse(f[1]), Long.parseUnsignedLong(f[2]), InetAddress.getByName(f[3]), settings.port());
+                        out = "FORGED";
+                        break;
                     case "invalidate":
                         resolver.invalidate(parse(f[1]));
                         out = "INVALIDATED";
@@ -95,6 +110,10 @@ public final class NetnsNode {
                     case "stats":
                         out = "STATS " + resolver.stats();
                         break;
+                    case "interfaces":
+                        out = "INTERFACES " + String.join(" | ", ResolverInterfaces.report(settings,
+                            ResolverInterfaces.system()));
+                        break;
                     case "quit":
                         return;
                     default:
@@ -103,6 +122,18 @@ public final class NetnsNode {
                 System.out.println(out);
                 System.out.flush();
             }
+        }
+    }
+
+    private static void forge(InetSocketAddress address, long incarnation, InetAddress to, int port)
+            throws Exception {
+        ByteBuffer b = ByteBuffer.allocate(ResolverPacketDescriptor.MAX_PACKET);
+        int n = new ResolverCodec(null).encodeEntries(b, ResolverPacketDescriptor.TYPE_ANNOUNCE,
+            new Random().nextLong() | 1, System.currentTimeMillis(),
+            List.of(new ResolverCodec.Entry(address, ResolverLoopbackTest.Forger.EVIL, incarnation)), 0, 1);
+        try (DatagramSocket s = new DatagramSocket()) {
+            s.setBroadcast(true);
+            s.send(new DatagramPacket(b.array(), n, to, port));
         }
     }
 

@@ -186,6 +186,106 @@ class NetnsResolverTest {
     }
 
     @Test
+    void anInterfaceWithoutABroadcastAddressStillReachesEveryProcessOnThePeer() throws Exception {
+        String[] hosts = {"a", "b", "c"};
+        try {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.readdress(hosts[i], i, false);
+            }
+            // Two processes on a share the port: only a broadcast reaches both, and the server binds first.
+            Netns.Node server = node("a", 17476);
+            server.call("register " + A + ":9000 disni 21", "REGISTERED");
+            Netns.Node other = node("a", 17476);
+            other.call("register " + A + ":9001 disni 22", "REGISTERED");
+            Netns.Node client = node("b", 17476);
+            String report = client.call("interfaces", "INTERFACES");
+            assertTrue(report.contains("resolver interface eth0: 10.231.0.2/24: broadcast 10.231.0.255, computed from"
+                + " the /24 prefix (the address has no broadcast address set)"), report);
+            String[] hit = resolve(client, A + ":9000");
+            assertEquals("found", hit[2], "the query went to the directed broadcast 10.231.0.255: "
+                + String.join(" ", hit) + " " + stats(client));
+            assertEquals("21", hit[3]);
+            assertEquals("22", resolve(client, A + ":9001")[3]);
+            assertEquals("none", resolve(client, C + ":9000")[2]);
+        } finally {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.readdress(hosts[i], i, true);
+            }
+        }
+    }
+
+    @Test
+    void overIpv6EveryProcessOnAHostIsReachedByTheGroup() throws Exception {
+        String a6 = Netns.address6(0);
+        String c6 = Netns.address6(2);
+        try {
+            for (int i = 0; i < 3; i++) {
+                Netns.addIpv6(Netns.HOSTS.get(i), i);
+            }
+            Netns.Node server = node("a", 17477);
+            server.call("register " + a6 + ":9000 disni 31", "REGISTERED");
+            server.call("register ::1:9001 disni 32", "REGISTERED");
+            // Two more processes on a bind the shared port after the server: a unicast query to a6 (or ::1) would
+            // reach one of the three sockets only, the last bound.
+            Netns.Node bystander = node("a", 17477);
+            bystander.call("register " + a6 + ":9002 disni 33", "REGISTERED");
+            Netns.Node local = node("a", 17477);
+            Netns.Node remote = node("b", 17477);
+
+            String[] fromHere = resolve(local, a6 + ":9000");
+            assertEquals("found", fromHere[2], "same host, by the group: " + String.join(" ", fromHere));
+            assertEquals("31", fromHere[3]);
+            String[] loop = resolve(local, "::1:9001");
+            assertEquals("found", loop[2], "same host, ::1: " + String.join(" ", loop));
+            assertEquals("32", loop[3]);
+            String[] fromB = resolve(remote, a6 + ":9000");
+            assertEquals("found", fromB[2], "another host, by the group: " + String.join(" ", fromB));
+            assertEquals("33", resolve(remote, a6 + ":9002")[3]);
+            assertEquals("none", resolve(remote, "::1:9001")[2], "b's ::1 is not a's");
+            assertEquals("none", resolve(remote, c6 + ":9000")[2]);
+            System.out.printf("netns IPv6: same host %s us, ::1 %s us, other host %s us%n", fromHere[4], loop[4],
+                fromB[4]);
+        } finally {
+            for (int i = 0; i < 3; i++) {
+                Netns.removeIpv6(Netns.HOSTS.get(i), i);
+            }
+        }
+    }
+
+    @Test
+    void withoutAKeyOneForgedAnnouncementFromAnotherHostDoesNotPinTheCache() throws Exception {
+        Netns.Node server = node("a", 17478);
+        Netns.Node client = node("b", 17478);
+        Netns.Node forger = node("c", 17478);
+        server.call("register " + A + ":9000 disni 51", "REGISTERED");
+        assertEquals("51", resolve(client, A + ":9000")[3]);
+        // Host c sends one well-formed unsigned announcement with the highest incarnation to the subnet.
+        forger.call("forge " + A + ":9000 18446744073709551615 10.231.0.255", "FORGED");
+        String peek = client.call("peek " + A + ":9000", "PEEK");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!peek.endsWith("found -1") && System.nanoTime() < deadline) {
+            peek = client.call("peek " + A + ":9000", "PEEK");
+        }
+        assertTrue(peek.endsWith("found -1"), "the forged announcement reached b's cache: " + peek);
+        String reasked = client.call("reask " + A + ":9000", "REASKED");
+        assertTrue(reasked.startsWith("REASKED " + A + ":9000 found 51 answer from /" + A), reasked);
+        assertTrue(client.call("peek " + A + ":9000", "PEEK").endsWith("found 51"));
+
+        // Forged again: the real listener's next announcement puts it right without any query.
+        forger.call("forge " + A + ":9000 18446744073709551615 10.231.0.255", "FORGED");
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        do {
+            peek = client.call("peek " + A + ":9000", "PEEK");
+        } while (!peek.endsWith("found -1") && System.nanoTime() < deadline);
+        server.call("register " + A + ":9000 disni 51", "REGISTERED");
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        do {
+            peek = client.call("peek " + A + ":9000", "PEEK");
+        } while (!peek.endsWith("found 51") && System.nanoTime() < deadline);
+        assertTrue(peek.endsWith("found 51"), "the real announcement replaced the forged one: " + peek);
+    }
+
+    @Test
     void malformedPacketsLeaveTheResponderRunning() throws Exception {
         Netns.Node server = node("a", 17475);
         Netns.Node junk = node("c", 17475);

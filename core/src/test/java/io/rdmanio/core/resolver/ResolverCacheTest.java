@@ -15,8 +15,15 @@ class ResolverCacheTest {
     private final ResolverStats stats = new ResolverStats();
     private final ResolverCache cache = new ResolverCache(ResolverSettings.DEFAULT.withTtl(60, 10), stats);
 
+    private static final Endpoints REAL = Endpoints.disni(new InetSocketAddress("192.168.7.2", 9000));
+    private static final Endpoints FORGED = Endpoints.disni(new InetSocketAddress("10.66.6.6", 666));
+
     private static Resolution found(long incarnation) {
-        return new Resolution(A, Endpoints.disni(new InetSocketAddress("192.168.7.2", 9000)), incarnation, "test");
+        return new Resolution(A, REAL, incarnation, "test");
+    }
+
+    private static Resolution unsigned(Endpoints e, long incarnation, Resolution.Origin origin) {
+        return new Resolution(A, e, incarnation, "unsigned test", origin);
     }
 
     @Test
@@ -59,10 +66,46 @@ class ResolverCacheTest {
     @Test
     void withdrawalOfAnOlderIncarnationKeepsTheNewer() {
         cache.putFound(found(9), 0);
-        assertFalse(cache.withdraw(A, 5, "old withdraw", S));
+        assertFalse(cache.withdraw(A, 5, true, "old withdraw", S));
         assertTrue(cache.lookup(A, 2 * S).found());
-        assertTrue(cache.withdraw(A, 9, "withdraw", 3 * S));
+        assertTrue(cache.withdraw(A, 9, true, "withdraw", 3 * S));
         assertFalse(cache.lookup(A, 4 * S).found());
+    }
+
+    @Test
+    void oneUnsignedAnnouncementWithTheHighestIncarnationDoesNotPinTheEntry() {
+        assertTrue(cache.putFound(unsigned(REAL, 5, Resolution.Origin.ANSWER), 0));
+        assertTrue(cache.putFound(unsigned(FORGED, -1L, Resolution.Origin.ANNOUNCEMENT), S));
+        assertEquals(FORGED, cache.lookup(A, 2 * S).endpoints());
+        // The real listener's next answer (or announcement) replaces it, whatever the incarnations say.
+        assertTrue(cache.putFound(unsigned(REAL, 5, Resolution.Origin.ANSWER), 3 * S));
+        assertEquals(REAL, cache.lookup(A, 4 * S).endpoints());
+    }
+
+    @Test
+    void anUnsignedPacketNeverReplacesAVerifiedEntry() {
+        cache.putFound(found(5), 0);
+        assertFalse(cache.putFound(unsigned(FORGED, -1L, Resolution.Origin.ANNOUNCEMENT), S));
+        assertFalse(cache.withdraw(A, -1L, false, "forged withdrawal", 2 * S));
+        assertEquals(REAL, cache.lookup(A, 3 * S).endpoints());
+    }
+
+    @Test
+    void anUnsignedWithdrawalForgetsInsteadOfPinningAMiss() {
+        cache.putFound(unsigned(REAL, 5, Resolution.Origin.ANNOUNCEMENT), 0);
+        assertTrue(cache.withdraw(A, 5, false, "unsigned withdrawal", S));
+        assertNull(cache.lookup(A, 2 * S), "no negative entry: the next connect asks again");
+    }
+
+    @Test
+    void invalidatingADoubtedEntryKeepsANewerOne() {
+        Resolution forged = unsigned(FORGED, -1L, Resolution.Origin.ANNOUNCEMENT);
+        cache.putFound(forged, 0);
+        cache.putFound(unsigned(REAL, 5, Resolution.Origin.ANSWER), S);
+        assertFalse(cache.invalidate(A, forged), "the doubted entry was already replaced");
+        assertEquals(REAL, cache.lookup(A, 2 * S).endpoints());
+        assertTrue(cache.invalidate(A, cache.lookup(A, 2 * S)));
+        assertNull(cache.lookup(A, 3 * S));
     }
 
     @Test

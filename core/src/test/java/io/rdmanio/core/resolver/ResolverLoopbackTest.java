@@ -109,7 +109,167 @@ class ResolverLoopbackTest {
         server.register(served, endpoints, inc);
         await("the announcement", () -> client.cached(served) != null && client.cached(served).found());
         server.unregister(served);
-        await("the withdrawal", () -> client.cached(served) != null && !client.cached(served).found());
+        // Unsigned, the withdrawal only forgets the entry (the next connect asks) rather than recording a miss.
+        await("the withdrawal", () -> client.cached(served) == null || !client.cached(served).found());
+    }
+
+    @Test
+    void withoutAKeyOneForgedAnnouncementDoesNotPinTheEntry() throws Exception {
+        Resolver server = open(settings(), DatagramPort.SYSTEM);
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        long inc = Resolver.newIncarnation();
+        server.register(served, endpoints, inc);
+        assertEquals(endpoints, client.resolve(served).endpoints());
+
+        // One well-formed unsigned announcement with the highest incarnation there is, from a plain UDP socket.
+        forgeAnnouncement(-1L);
+        await(() -> "the forged announcement to arrive: " + client.cached(served),
+            () -> Forger.EVIL.equals(client.cached(served).endpoints()));
+        Resolution forged = client.cached(served);
+        assertEquals(Resolution.Origin.ANNOUNCEMENT, forged.origin());
+        assertFalse(forged.verified());
+
+        // Asked again (as an auto connect does when the announced endpoint is of no use here), the real listener's
+        // answer replaces it, although its incarnation is smaller.
+        Resolution again = client.reask(served, forged);
+        assertEquals(endpoints, again.endpoints(), again.toString());
+        assertEquals(inc, again.incarnation());
+        assertEquals(endpoints, client.cached(served).endpoints());
+        assertEquals(1, client.stats().reasked.sum());
+
+        // And the real listener's next announcement replaces a forged entry too.
+        forgeAnnouncement(-2L);
+        await(() -> "the second forged announcement: " + client.cached(served),
+            () -> Forger.EVIL.equals(client.cached(served).endpoints()));
+        server.register(served, endpoints, inc);
+        await(() -> "the real announcement to replace the forged one: " + client.cached(served),
+            () -> endpoints.equals(client.cached(served).endpoints()));
+    }
+
+    @Test
+    void withAKeyAnUnsignedAnnouncementChangesNothing() throws Exception {
+        Resolver server = open(settings().withKey(KEY), DatagramPort.SYSTEM);
+        Resolver client = open(settings().withKey(KEY), DatagramPort.SYSTEM);
+        long inc = Resolver.newIncarnation();
+        server.register(served, endpoints, inc);
+        Resolution real = client.resolve(served);
+        assertEquals(Resolution.Origin.SIGNED, real.origin());
+        long unsignedBefore = client.stats().unsigned.sum();
+        forgeAnnouncement(-1L);
+        await(() -> "the unsigned announcement counted: " + client.stats(),
+            () -> client.stats().unsigned.sum() > unsignedBefore);
+        assertEquals(endpoints, client.cached(served).endpoints());
+        assertEquals(real, client.reask(served, real), "a signed answer is not asked again");
+    }
+
+    /** Sends an unsigned ANNOUNCE of {@link Forger#EVIL} for {@link #served} to every responder on this host. */
+    private void forgeAnnouncement(long incarnation) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(ResolverPacketDescriptor.MAX_PACKET);
+        int n = new ResolverCodec(null).encodeEntries(b, ResolverPacketDescriptor.TYPE_ANNOUNCE,
+            new Random().nextLong() | 1, System.currentTimeMillis(), List.of(new Entry(served, Forger.EVIL,
+                incarnation)), 0, 1);
+        try (DatagramSocket s = new DatagramSocket()) {
+            s.setBroadcast(true);
+            s.send(new DatagramPacket(b.array(), n, new InetSocketAddress("127.255.255.255", port)));
+        }
+    }
+
+    @Test
+    void anIpv6LoopbackListenerIsFoundByAnotherResolverOnTheHost() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ipv6Loopback(), "this host has no IPv6 loopback (::1)");
+        InetSocketAddress v6 = new InetSocketAddress("::1", freeUdpPort());
+        Resolver server = open(settings(), DatagramPort.SYSTEM);
+        server.register(v6, endpoints, 41);
+        // A bystander and then the client bind the shared port after the server: a unicast query to [::1]:port
+        // would reach only one of the three sockets (the last bound, the client's own).
+        Resolver bystander = open(settings(), DatagramPort.SYSTEM);
+        bystander.register(new InetSocketAddress("::1", freeUdpPort()), endpoints, 42);
+        Resolver client = open(settings(), DatagramPort.SYSTEM);
+        Resolution r = client.resolve(v6);
+        assertTrue(r.found(), "the client's query reached the server's responder: " + r + " " + client.stats());
+        assertEquals(41, r.incarnation());
+    }
+
+    private static boolean ipv6Loopback() {
+        try (DatagramSocket s = new DatagramSocket(new InetSocketAddress("::1", 0))) {
+            return s.getLocalPort() > 0;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    @Test
+    void theGlobalRateLimitHoldsWhenSourceAddressesCycle() throws Exception {
+        int global = 20;
+        Resolver server = open(settings().withRateLimits(1000, global), DatagramPort.SYSTEM);
+        server.register(served, endpoints, 7);
+        ByteBuffer b = ByteBuffer.allocate(ResolverPacketDescriptor.MAX_PACKET);
+        int n = new ResolverCodec(null).encodeQuery(b, 99, System.currentTimeMillis(), List.of(served), 0, 1);
+        List<DatagramSocket> sources = new ArrayList<>();
+        int queries = 0;
+        long start = System.nanoTime();
+        try {
+            // 64 source addresses of 127.0.0.0/8 (all loopback), each sending 5 queries: 320 in all.
+            for (int i = 0; i < 64; i++) {
+                sources.add(new DatagramSocket(new InetSocketAddress("127.0.0." + (i + 2), 0)));
+            }
+            InetSocketAddress to = new InetSocketAddress("127.0.0.1", port);
+            ResolverStats st = server.stats();
+            for (int round = 0; round < 5; round++) {
+                for (DatagramSocket s : sources) {
+                    s.send(new DatagramPacket(b.array(), n, to));
+                    queries++;
+                }
+                // Paced by rounds so that the responder's socket buffer does not overflow on a loaded machine; a
+                // datagram lost anyway is not waited for beyond the deadline (loss is not an error for UDP).
+                long sent = queries;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (st.queriesReceived.sum() < sent && System.nanoTime() - deadline < 0) {
+                    Thread.sleep(1);
+                }
+            }
+            // Every query that arrived is answered or held back.
+            await(() -> "the queries to be handled: " + st, () -> st.queriesReceived.sum() > 0
+                && st.queriesReceived.sum() == st.answersSent.sum() + st.rateLimited.sum() + st.rateLimitedGlobal.sum());
+        } finally {
+            for (DatagramSocket s : sources) {
+                s.close();
+            }
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        ResolverStats st = server.stats();
+        System.out.printf("global rate limit %d/s: %d queries from 64 sources, %d answered, %d held back in %.2f s%n",
+            global, st.queriesReceived.sum(), st.answersSent.sum(), st.rateLimitedGlobal.sum(), seconds);
+        assertEquals(0, st.rateLimited.sum(), "no source reached its own limit of 1000/s: " + st);
+        // A bucket of `global` tokens refilled at `global` a second: never more answers than that over the run.
+        assertTrue(st.answersSent.sum() <= global + global * seconds + 1, st + " over " + seconds + " s");
+        assertTrue(st.rateLimitedGlobal.sum() > 0 || st.queriesReceived.sum() <= global + global * seconds,
+            "more queries than the global bucket allows, and none held back: " + st);
+    }
+
+    @Test
+    void theRateLimiterBoundsEverySourceAndAllTogetherWithBoundedMemory() {
+        BroadcastBackend.RateLimiter limiter = new BroadcastBackend.RateLimiter(5, 100);
+        long now = System.nanoTime();
+        java.net.InetAddress one = java.net.InetAddress.getLoopbackAddress();
+        int granted = 0;
+        for (int i = 0; i < 10; i++) {
+            granted += limiter.tryTake(one, now) == BroadcastBackend.RateLimiter.GRANTED ? 1 : 0;
+        }
+        assertEquals(5, granted, "one source gets its burst");
+        // Ten thousand sources at one instant: the global bucket (100, 5 of them spent) bounds them all.
+        for (int i = 0; i < 10_000; i++) {
+            byte[] a = {10, (byte) (i >> 16), (byte) (i >> 8), (byte) i};
+            try {
+                granted += limiter.tryTake(java.net.InetAddress.getByAddress(a), now)
+                    == BroadcastBackend.RateLimiter.GRANTED ? 1 : 0;
+            } catch (java.net.UnknownHostException e) {
+                throw new AssertionError(e);
+            }
+        }
+        assertEquals(100, granted);
+        assertTrue(limiter.sourcesTracked() <= BroadcastBackend.RATE_SOURCES, "sources tracked: "
+            + limiter.sourcesTracked());
     }
 
     @Test

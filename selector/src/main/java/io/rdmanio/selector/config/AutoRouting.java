@@ -137,13 +137,23 @@ final class AutoRouting {
         return directory.unavailableReason(fabric);
     }
 
-    /** Asks the resolver about {@code peer} (waiting at most its timeout) and chooses. */
+    /**
+     * Asks the resolver about {@code peer} (waiting at most its timeout) and chooses. When the answer is an
+     * unauthenticated announcement that names no fabric usable here, the listener is asked once more: without a key
+     * anyone on the subnet can announce an address, and one such packet must not keep connects on TCP for the whole
+     * TTL while the real listener serves a fabric this process can use.
+     */
     Choice resolveAndChoose(InetSocketAddress peer) {
         Resolver resolver = resolver();
         if (resolver == null) {
             return new Choice(null, null, "the resolver is not running");
         }
-        return choose(resolver.resolve(peer));
+        Resolution r = resolver.resolve(peer);
+        Choice c = choose(r);
+        if (c.fabric() == null && r.found() && r.origin() == Resolution.Origin.ANNOUNCEMENT) {
+            c = choose(resolver.reask(peer, r));
+        }
+        return c;
     }
 
     /** The endpoints a client needs to reach a listener of {@code fabric} bound to {@code local}, or {@code null}. */

@@ -2,6 +2,8 @@ package io.rdmanio.selector.config;
 
 import io.rdmanio.core.resolver.Resolution;
 import io.rdmanio.core.resolver.Resolver;
+import io.rdmanio.core.resolver.ResolverInterfaces;
+import io.rdmanio.core.resolver.ResolverSettings;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -15,7 +17,8 @@ import java.util.function.Supplier;
  * {@code ./rdmanio doctor}: checks the configuration in the {@code rdmanio.*} system properties the way the provider
  * would at start, and says which fabrics this machine can open and what {@code auto} would choose.
  * {@code doctor HOST:PORT ...} also asks the resolver about each address and says which fabric an {@code auto}
- * connect would take, and why. Its RDMA section ({@link RdmaReport}) lists devices, ports, link state, GIDs, the
+ * connect would take, and why. It says, per network interface, how the resolver reaches peers there or why it
+ * cannot ({@link #interfaces}). Its RDMA section ({@link RdmaReport}) lists devices, ports, link state, GIDs, the
  * memory-lock limit, whether libdisni loads and the rdma-core packages, with the fix for each problem.
  *
  * <p>Exits 0 when the configuration loads, 1 when it does not (the message names the file, line and reason), 2
@@ -29,11 +32,30 @@ public final class Doctor {
     public static void main(String[] args) {
         int status = run(System::getProperty, SystemFabrics.INSTANCE, System.out);
         RdmaReport.system().print(System.out);
+        if (status == 0) {
+            try {
+                interfaces(ResolverSettings.load(System::getProperty), ResolverInterfaces.system(), System.out);
+            } catch (IllegalArgumentException e) {
+                System.out.println("resolver settings: ERROR " + e.getMessage());
+                status = 1;
+            }
+        }
         if (status == 0 && args.length > 0) {
             status = resolve(System.getProperty(ConfigLoader.FABRIC, FabricChoice.AUTO), SystemFabrics.INSTANCE,
                     AutoRouting::systemResolver, Arrays.asList(args), System.out);
         }
         System.exit(status);
+    }
+
+    /**
+     * Says, for each network interface the resolver would use, how it reaches peers there (IPv4 broadcast, whether
+     * the interface's or computed from the prefix, IPv6 multicast) or why it cannot (down, point-to-point, no
+     * broadcast with a /31 or /32 prefix, no multicast), and what to do about it.
+     */
+    static void interfaces(ResolverSettings settings, List<ResolverInterfaces.Nic> nics, PrintStream out) {
+        for (String line : ResolverInterfaces.report(settings, nics)) {
+            out.println(line);
+        }
     }
 
     /**
@@ -61,8 +83,16 @@ public final class Doctor {
             }
             Resolution r = resolver.resolve(address);
             out.println("resolve " + a + ": " + (r.found() ? r.endpoints() + ", incarnation "
-                    + Long.toUnsignedString(r.incarnation(), 16) : "no fabric listener") + " [" + r.source() + "]");
+                    + Long.toUnsignedString(r.incarnation(), 16) : "no fabric listener") + " [" + r.source()
+                    + (r.found() && !r.verified() ? "; unauthenticated: without rdmanio.resolver.key any host on the"
+                        + " subnet could have sent it" : "") + "]");
             AutoRouting.Choice choice = auto.choose(r);
+            if (choice.fabric() == null && r.found() && r.origin() == Resolution.Origin.ANNOUNCEMENT) {
+                // As an auto connect does: one unauthenticated announcement does not decide; the listener is asked.
+                r = resolver.reask(address, r);
+                out.println("  an unauthenticated announcement names no usable fabric; asked again: " + r);
+                choice = auto.choose(r);
+            }
             out.println("  an auto connect to " + a + " would use: " + (choice.fabric() == null
                     ? "tcp, because " + choice.why() : choice.fabric() + " to " + choice.target()
                     + ", because " + choice.why()));

@@ -99,6 +99,57 @@ class AutoNetnsTest {
     }
 
     @Test
+    void autoFindsThePeerThroughInterfacesWithoutABroadcastAddress(@TempDir Path dir) throws Exception {
+        String[] hosts = {"sa", "sb", "sc"};
+        try {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.readdress(hosts[i], i, false);
+            }
+            Path rules = dir.resolve("auto.rules");
+            Files.writeString(rules, "bind * * auto\nconnect * * auto\n");
+            rdmanio("sa", rules, dir.resolve("server.json"), "server", Integer.toString(PORT + 2));
+            Netns.Node client = rdmanio("sb", rules, dir.resolve("client.json"), "client");
+            String connected = client.call(SA + ":" + (PORT + 2), "CONNECTED");
+            System.out.println("netns auto without broadcast addresses: " + connected);
+            assertFalse(connected.contains("FAILED"), connected);
+            assertTrue(connected.contains("shm"), "the peer was found through the directed broadcast of the prefix: "
+                + connected);
+        } finally {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.readdress(hosts[i], i, true);
+            }
+        }
+    }
+
+    @Test
+    void overIpv6AutoFindsAnRdmanioServerFromItsOwnHostAndAnother(@TempDir Path dir) throws Exception {
+        String[] hosts = {"sa", "sb", "sc"};
+        try {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.addIpv6(hosts[i], i);
+            }
+            Path rules = dir.resolve("auto.rules");
+            Files.writeString(rules, "bind * * auto\nconnect * * auto\n");
+            rdmanio("sa", rules, dir.resolve("server.json"), "server", Integer.toString(PORT + 3));
+            // A client on the server's own host binds the shared resolver port after it: before, its IPv6 query
+            // went by unicast and reached its own socket only.
+            Netns.Node here = rdmanio("sa", rules, dir.resolve("here.json"), "client");
+            Netns.Node there = rdmanio("sb", rules, dir.resolve("there.json"), "client");
+            String address = Netns.address6(0) + ":" + (PORT + 3);
+            String fromHere = here.call(address, "CONNECTED");
+            String fromThere = there.call(address, "CONNECTED");
+            System.out.println("netns auto IPv6: " + fromHere + "\nnetns auto IPv6: " + fromThere);
+            assertFalse(fromHere.contains("FAILED") || fromThere.contains("FAILED"), fromHere + " / " + fromThere);
+            assertTrue(fromHere.contains("shm"), "same host, found through the group: " + fromHere);
+            assertTrue(fromThere.contains("shm"), "another host, found through the group: " + fromThere);
+        } finally {
+            for (int i = 0; i < hosts.length; i++) {
+                Netns.removeIpv6(hosts[i], i);
+            }
+        }
+    }
+
+    @Test
     void aClientReconnectsOverTheFabricToARestartedServer(@TempDir Path dir) throws Exception {
         Path rules = dir.resolve("auto.rules");
         Files.writeString(rules, "bind * * auto\nconnect * * auto\n");

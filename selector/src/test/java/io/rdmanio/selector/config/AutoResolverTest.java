@@ -10,6 +10,7 @@ import io.rdmanio.core.resolver.Endpoints;
 import io.rdmanio.core.resolver.HostIdentity;
 import io.rdmanio.core.resolver.Resolution;
 import io.rdmanio.core.resolver.Resolver;
+import io.rdmanio.core.resolver.ResolverPacketDescriptor;
 import io.rdmanio.core.resolver.ResolverSettings;
 import io.rdmanio.selector.RdmaSelectorProvider;
 import java.io.ByteArrayOutputStream;
@@ -156,6 +157,66 @@ class AutoResolverTest {
                 assertEquals(1L, (long) stale.stats().snapshot().get("invalidations"), stale.stats().toString());
                 assertEquals(null, stale.cached(address), "the stale entry is gone");
             }
+        }
+    }
+
+    @Test
+    void oneForgedAnnouncementDoesNotKeepAutoConnectsOffTheFabric() throws Exception {
+        try (ServerSocketChannel server = setup.provider.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            InetSocketAddress address = (InetSocketAddress) server.getLocalAddress();
+            assertTrue(resolver.resolve(address).found());
+            // Unsigned, from a plain UDP socket: a disni endpoint (of no use under rdmanio.fabric=loopback) with the
+            // highest incarnation there is.
+            InetSocketAddress evil = new InetSocketAddress("10.66.6.6", 666);
+            forgeAnnouncement(resolver.settings().port(), address, evil, -1L);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!evil.equals(resolver.cached(address).endpoints().disni())) {
+                assertTrue(System.nanoTime() < deadline, "the forged announcement did not arrive");
+                Thread.sleep(5);
+            }
+            try (SocketChannel c = setup.provider.openSocketChannel()) {
+                c.connect(address);
+                assertTrue(c.toString().contains("loopback"), "asked again, the real listener answered: " + c);
+                try (SocketChannel a = server.accept()) {
+                    echo(c, a);
+                }
+            }
+            assertEquals(1L, (long) resolver.stats().snapshot().get("reasked"), resolver.stats().toString());
+            assertEquals(Endpoints.loopback(), resolver.cached(address).endpoints());
+        }
+    }
+
+    /** An unsigned ANNOUNCE of a disni endpoint for {@code address}, to every responder on this host. */
+    static void forgeAnnouncement(int port, InetSocketAddress address, InetSocketAddress disni, long incarnation)
+            throws IOException {
+        int type = ResolverPacketDescriptor.TYPE_ANNOUNCE;
+        ByteBuffer b = ByteBuffer.allocate(ResolverPacketDescriptor.packetLength(type, 1, false));
+        b.putInt(ResolverPacketDescriptor.MAGIC_OFFSET, ResolverPacketDescriptor.MAGIC);
+        b.put(ResolverPacketDescriptor.VERSION_OFFSET, (byte) ResolverPacketDescriptor.VERSION);
+        b.put(ResolverPacketDescriptor.TYPE_OFFSET, (byte) type);
+        b.put(ResolverPacketDescriptor.COUNT_OFFSET, (byte) 1);
+        b.putLong(ResolverPacketDescriptor.NONCE_OFFSET, System.nanoTime() | 1);
+        b.putLong(ResolverPacketDescriptor.TIMESTAMP_OFFSET, System.currentTimeMillis());
+        int at = ResolverPacketDescriptor.HEADER_LENGTH;
+        putMapped(b, at + ResolverPacketDescriptor.EP_ADDRESS_OFFSET, address.getAddress());
+        b.putShort(at + ResolverPacketDescriptor.EP_PORT_OFFSET, (short) address.getPort());
+        b.put(at + ResolverPacketDescriptor.EP_FABRICS_OFFSET, (byte) Endpoints.FABRIC_DISNI);
+        b.putLong(at + ResolverPacketDescriptor.EP_INCARNATION_OFFSET, incarnation);
+        putMapped(b, at + ResolverPacketDescriptor.EP_DISNI_ADDRESS_OFFSET, disni.getAddress());
+        b.putShort(at + ResolverPacketDescriptor.EP_DISNI_PORT_OFFSET, (short) disni.getPort());
+        try (DatagramSocket s = new DatagramSocket()) {
+            s.setBroadcast(true);
+            s.send(new java.net.DatagramPacket(b.array(), b.capacity(),
+                new InetSocketAddress("127.255.255.255", port)));
+        }
+    }
+
+    private static void putMapped(ByteBuffer b, int at, InetAddress a) {
+        byte[] v4 = a.getAddress();
+        b.put(at + 10, (byte) 0xff).put(at + 11, (byte) 0xff);
+        for (int i = 0; i < 4; i++) {
+            b.put(at + 12 + i, v4[i]);
         }
     }
 

@@ -4,12 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.resolver.ResolverInterfaces;
+import io.rdmanio.core.resolver.ResolverSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,6 +49,53 @@ class DoctorTest {
         assertTrue(out.contains("fabric shm: unavailable: the shm fabric is not in this build\n"), out);
         assertTrue(out.contains("rdmanio.fabric=auto would use: nothing"), out);
         assertTrue(out.contains("rdmanio.rules=" + rules + ": 2 rules, no errors\n"), out);
+    }
+
+    private static ResolverInterfaces.Address addr(String ip, int prefix, String brd) throws Exception {
+        return new ResolverInterfaces.Address(InetAddress.getByName(ip), prefix,
+            brd == null ? null : InetAddress.getByName(brd));
+    }
+
+    @Test
+    void saysPerInterfaceHowTheResolverReachesPeersOrWhyItCannot() throws Exception {
+        List<ResolverInterfaces.Nic> nics = List.of(
+            new ResolverInterfaces.Nic("lo", 1, true, true, false, false, List.of(addr("127.0.0.1", 8, null),
+                addr("::1", 128, null))),
+            new ResolverInterfaces.Nic("eth0", 2, true, false, false, true, List.of(addr("10.1.2.3", 24, "0.0.0.0"),
+                addr("10.9.0.3", 16, "10.9.255.255"), addr("fd00::3", 64, null), addr("fe80::1", 64, null))),
+            new ResolverInterfaces.Nic("tun0", 3, true, false, true, false, List.of(addr("10.8.0.1", 32, null),
+                addr("fd01::1", 128, null))),
+            new ResolverInterfaces.Nic("eth1", 4, false, false, false, true, List.of(addr("192.168.5.5", 24,
+                "192.168.5.255"))),
+            new ResolverInterfaces.Nic("eth2", 5, true, false, false, true, List.of(addr("192.168.6.6", 32, null))));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        Doctor.interfaces(ResolverSettings.DEFAULT, nics, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String out = bytes.toString(StandardCharsets.UTF_8);
+        assertTrue(out.contains("resolver interface lo: loopback: queries for this host's addresses (IPv4 and IPv6) go"
+            + " to 127.255.255.255, which every rdmanio process on this host hears\n"), out);
+        assertTrue(out.contains("resolver interface eth0: 10.1.2.3/24: broadcast 10.1.2.255, computed from the /24"
+            + " prefix (the address has no broadcast address set)\n"), out);
+        assertTrue(out.contains("resolver interface eth0: 10.9.0.3/16: broadcast 10.9.255.255\n"), out);
+        assertTrue(out.contains("resolver interface eth0: fd00:0:0:0:0:0:0:3/64: IPv6 multicast"
+            + " ff12:0:0:0:0:0:5244:5253"), out);
+        assertTrue(out.contains("resolver interface tun0: 10.8.0.1/32: cannot broadcast: a point-to-point link;"
+            + " peers on it are asked by unicast, which reaches only one rdmanio process on their host (list them"
+            + " in rdmanio.resolver.file)\n"), out);
+        assertTrue(out.contains("resolver interface tun0: fd01:0:0:0:0:0:0:1/128: cannot multicast: a point-to-point"
+            + " link"), out);
+        assertTrue(out.contains("resolver interface eth1: down: the resolver cannot work on it until it is up\n"),
+            out);
+        assertTrue(out.contains("resolver interface eth2: 192.168.6.6/32: cannot broadcast: a /32 prefix has no"
+            + " broadcast address"), out);
+        assertTrue(!out.contains("fe80"), "link-local addresses are not listed: " + out);
+
+        ByteArrayOutputStream named = new ByteArrayOutputStream();
+        Doctor.interfaces(ResolverSettings.DEFAULT.withInterfaces(List.of("eth0", "ib9")), nics,
+            new PrintStream(named, true, StandardCharsets.UTF_8));
+        String only = named.toString(StandardCharsets.UTF_8);
+        assertTrue(only.contains("resolver interface ib9: does not exist (named in rdmanio.resolver.interfaces): the"
+            + " resolver cannot work on it\n"), only);
+        assertTrue(!only.contains("tun0") && only.contains("eth0"), only);
     }
 
     @Test
