@@ -28,7 +28,8 @@ final class KnownProperties {
         "rdmanio.resolver.enabled", "rdmanio.resolver.port", "rdmanio.resolver.timeoutMillis",
         "rdmanio.resolver.retries", "rdmanio.resolver.ttlSeconds", "rdmanio.resolver.negativeTtlSeconds",
         "rdmanio.resolver.key", "rdmanio.resolver.keyFile", "rdmanio.resolver.interfaces",
-        "rdmanio.resolver.rateLimit", "rdmanio.resolver.file", "rdmanio.resolver.broadcast");
+        "rdmanio.resolver.rateLimit", "rdmanio.resolver.globalRateLimit", "rdmanio.resolver.file",
+        "rdmanio.resolver.broadcast");
 
     /** Names the project's own build and tests pass to JVMs; not configuration, never reported. */
     private static final Set<String> BUILD = Set.of("rdmanio.root", "rdmanio.native.library");
