@@ -32,7 +32,8 @@ final class KnownProperties {
         "rdmanio.resolver.broadcast");
 
     /** Names the project's own build and tests pass to JVMs; not configuration, never reported. */
-    private static final Set<String> BUILD = Set.of("rdmanio.root", "rdmanio.native.library");
+    private static final Set<String> BUILD = Set.of("rdmanio.root", "rdmanio.native.library", "rdmanio.fuzz.seed",
+        "rdmanio.fuzz.rounds");
 
     private static final String PREFIX = "rdmanio.";
 
