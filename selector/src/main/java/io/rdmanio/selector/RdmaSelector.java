@@ -249,7 +249,7 @@ final class RdmaSelector extends AbstractSelector {
         for (int i = 0; i < engines.size(); i++) {
             spin = Math.max(spin, engines.get(i).spinNanos());
         }
-        if (spin <= 0 || !SpinWait.mayCurrentThreadSpin()) {
+        if (spin <= 0) {
             return false;
         }
         long end = System.nanoTime() + spin;
@@ -257,19 +257,13 @@ final class RdmaSelector extends AbstractSelector {
             end = deadline;
         }
         int round = 0;
-        boolean spinning;
         do {
             progressEngines();
             if (pending.get() != null || wakeupPending.get() || Thread.currentThread().isInterrupted()) {
                 return true;
             }
-            spinning = SpinWait.pause(round++);
-        } while (spinning && System.nanoTime() - end < 0);
-        if (!spinning) {
-            // A late yield ended the spin: one last poll, for what the thread that had the core may have sent.
-            progressEngines();
-            return pending.get() != null || wakeupPending.get() || Thread.currentThread().isInterrupted();
-        }
+            SpinWait.pause(round++);
+        } while (System.nanoTime() - end < 0);
         return false;
     }
 

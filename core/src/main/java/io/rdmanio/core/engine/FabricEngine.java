@@ -612,14 +612,13 @@ final class FabricEngine implements Engine {
             return Math.max(r, 0);
         }
         long spinEnd = start + spinNanos();
-        boolean spinning = SpinWait.mayCurrentThreadSpin();
-        for (int round = 0; spinning && System.nanoTime() - spinEnd < 0; round++) {
-            spinning = SpinWait.pause(round);
+        for (int round = 0; System.nanoTime() - spinEnd < 0; round++) {
             progress();
             r = readyOrClosed(target, ops);
             if (r != 0) {
                 return Math.max(r, 0);
             }
+            SpinWait.pause(round);
         }
         ParkingWaiter w = ParkingWaiter.current();
         try {
