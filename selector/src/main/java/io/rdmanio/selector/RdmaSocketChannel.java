@@ -928,19 +928,24 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     protected void implCloseSelectableChannel() throws IOException {
         SocketChannel d;
         Connection c;
-        boolean abort;
+        int linger;
         synchronized (stateLock) {
             state = ST_CLOSED;
             d = delegate;
             c = connection;
-            Object linger = options.get(StandardSocketOptions.SO_LINGER);
-            abort = linger != null && (Integer) linger == 0;
+            Object l = options.get(StandardSocketOptions.SO_LINGER);
+            linger = l == null ? -1 : (Integer) l;
         }
         if (c != null) {
-            if (abort) {
+            if (linger == 0) {
                 c.abort();
             } else {
                 c.close();
+                // As the JDK's close under SO_LINGER: the kernel's close waits up to that many seconds for the
+                // bytes written to be delivered, unless the channel is non-blocking and still on a selector.
+                if (linger > 0 && (isBlocking() || !isRegistered())) {
+                    c.awaitClosed(TimeUnit.SECONDS.toNanos(linger));
+                }
             }
         }
         if (d != null) {

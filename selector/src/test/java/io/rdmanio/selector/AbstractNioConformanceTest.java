@@ -795,6 +795,62 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertFalse(e instanceof ClosedChannelException, "the error is the peer's reset, not a local close: " + e);
     }
 
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void abortiveCloseDeliversWrittenBytesThenReset(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        byte[] data = pattern(100, 13);
+        writeFully(p[0], ByteBuffer.wrap(data));
+        p[0].setOption(StandardSocketOptions.SO_LINGER, 0);
+        p[0].close();
+        p[1].configureBlocking(blocking);
+        Selector sel = blocking ? null : selector();
+        if (sel != null) {
+            p[1].register(sel, SelectionKey.OP_READ);
+        }
+        ByteBuffer in = ByteBuffer.allocate(data.length + 1);
+        IOException e = assertThrows(IOException.class, () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                if (p[1].read(in) < 0) {
+                    return;
+                }
+                if (sel != null) {
+                    sel.select(100);
+                    sel.selectedKeys().clear();
+                }
+            }
+        }, "the reset is reported after the bytes");
+        assertFalse(e instanceof ClosedChannelException, "the error is the peer's reset, not a local close: " + e);
+        assertEquals(data.length, in.position(), "every byte written before the abortive close is read first");
+        assertArrayEquals(data, Arrays.copyOf(in.array(), data.length));
+        assertThrows(IOException.class, () -> p[1].read(ByteBuffer.allocate(10)), "the reset is sticky");
+        assertTrue(p[1].isOpen(), "a reset does not close the channel");
+    }
+
+    @Test
+    void shutdownAfterPeerResetIsIgnored() throws Exception {
+        SocketChannel[] p = pair();
+        p[0].setOption(StandardSocketOptions.SO_LINGER, 0);
+        p[0].close();
+        ByteBuffer b = ByteBuffer.allocate(10);
+        assertThrows(IOException.class, () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                if (p[1].read(b.clear()) < 0) {
+                    return;
+                }
+            }
+        }, "the peer's reset");
+        // The JDK ignores both after a reset (the socket has nothing left to shut down).
+        p[1].shutdownOutput();
+        p[1].shutdownInput();
+        assertTrue(p[1].socket().isOutputShutdown());
+        assertTrue(p[1].socket().isInputShutdown());
+        assertEquals(-1, p[1].read(b.clear()), "input shut down: end of stream, not the reset");
+        assertThrows(ClosedChannelException.class, () -> p[1].write(ByteBuffer.wrap(new byte[1])));
+    }
+
     // ------------------------------------------------------------------ socket adaptors
 
     @Test

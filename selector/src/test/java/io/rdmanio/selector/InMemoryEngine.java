@@ -365,11 +365,12 @@ final class InMemoryEngine implements Engine {
             Notifier notifier = null;
             long n = 0;
             synchronized (lock) {
-                if (reset) {
-                    throw new IOException("Connection reset by peer " + remote + " on the memory fabric");
-                }
                 if (inputShut) {
                     return -1;
+                }
+                // As TCP: bytes that arrived before the reset are read first.
+                if (reset && inbox.position() == 0) {
+                    throw new IOException("Connection reset by peer " + remote + " on the memory fabric");
                 }
                 inbox.flip();
                 for (int i = offset; i < offset + length && inbox.hasRemaining(); i++) {
@@ -542,6 +543,10 @@ final class InMemoryEngine implements Engine {
                 p = peer;
                 if (p != null) {
                     if (abortive) {
+                        // Bytes within the peer's window have left, as TCP sends them at once; the reset follows.
+                        if (outbox != null && outbox.position() > 0 && !p.closed && !p.inputShut) {
+                            p.inbox.put(outbox.flip());
+                        }
                         p.reset = true;
                         if (outbox != null) {
                             outbox.clear();

@@ -12,24 +12,39 @@ import java.util.Arrays;
  *
  * <p>Memory is registered in chunks of {@link #slotsPerChunk()} slots, once, when the free list runs dry (never on
  * the data path: connections allocate their slots when they are set up and free them when they are torn down).
- * A slot is named by an int id: {@code chunk * slotsPerChunk + index}.
+ * A slot is named by an int id: {@code chunk * slotsPerChunk + index}. A chunk whose every slot has been free for a
+ * grace period is deregistered by {@link #releaseIdleChunks} once more than {@link #RETAINED_CHUNKS} chunks' worth
+ * of slots would stay free without it, so that a burst of connections (or of closed connections lingering) gives
+ * its memory back when it is over, while a connection opened and closed over and over does not register memory
+ * each time. Its number is reused. The grace keeps a just-freed slot's memory registered for a peer that took
+ * the slot's receive an instant before the connection ended (an shm sender copies without a lock the receiver
+ * holds), so such a late copy lands in memory that is still mapped, never in a deregistered region.
  *
  * <p>Thread-safe: allocation and freeing are synchronized (connection setup and teardown only); the lookups
  * {@link #region}, {@link #buffer} and {@link #offset} are lock-free and may be used on the data path.
  */
 public final class SlotPool implements AutoCloseable {
 
+    /** Chunks' worth of free slots kept registered when a whole chunk is free again. */
+    public static final int RETAINED_CHUNKS = 2;
+
     private final Fabric fabric;
     private final int slotSize;
     private final int slotsPerChunk;
     private final int chunkShift;
 
-    // ---- written under this; the arrays are replaced (never mutated in place past their published length)
+    // ---- written under this; the arrays are replaced (never mutated in place past their published length); a
+    // released chunk's entries are null until its number is reused
     private volatile MemoryRegion[] regions = new MemoryRegion[0];
     private volatile ByteBuffer[] buffers = new ByteBuffer[0];
     private int[] free = new int[0];
     private int freeCount;
     private int inUse;
+    /** Slots of each chunk handed out and not yet freed. */
+    private int[] chunkInUse = new int[0];
+    /** When each chunk last became wholly free ({@link System#nanoTime()}); meaningless while it is in use. */
+    private long[] chunkFreeSince = new long[0];
+    private int chunks;
     private boolean closed;
 
     /**
@@ -69,7 +84,9 @@ public final class SlotPool implements AutoCloseable {
             addChunk();
         }
         for (int i = 0; i < n; i++) {
-            out[i] = free[--freeCount];
+            int id = free[--freeCount];
+            out[i] = id;
+            chunkInUse[id >>> chunkShift]++;
         }
         inUse += n;
     }
@@ -82,7 +99,8 @@ public final class SlotPool implements AutoCloseable {
     }
 
     public synchronized void free(int id) {
-        if (id < 0 || (id >>> chunkShift) >= regions.length) {
+        int chunk = id >>> chunkShift;
+        if (id < 0 || chunk >= regions.length || regions[chunk] == null) {
             throw new IllegalArgumentException("not a slot of this pool: " + id);
         }
         if (freeCount == free.length) {
@@ -90,19 +108,81 @@ public final class SlotPool implements AutoCloseable {
         }
         free[freeCount++] = id;
         inUse--;
+        if (--chunkInUse[chunk] == 0) {
+            chunkFreeSince[chunk] = System.nanoTime();
+        }
+    }
+
+    /**
+     * Deregisters the chunks that have been wholly free for {@code graceNanos} while more than
+     * {@link #RETAINED_CHUNKS} chunks' worth of slots would stay free without them.
+     *
+     * @return when the next wholly free chunk beyond the retained ones passes its grace ({@link System#nanoTime()}
+     *         scale), or {@link Long#MAX_VALUE} when there is none
+     */
+    public synchronized long releaseIdleChunks(long now, long graceNanos) {
+        long next = Long.MAX_VALUE;
+        if (closed || freeCount - slotsPerChunk < RETAINED_CHUNKS * slotsPerChunk) {
+            return next;
+        }
+        for (int c = 0; c < regions.length; c++) {
+            if (regions[c] == null || chunkInUse[c] != 0) {
+                continue;
+            }
+            if (freeCount - slotsPerChunk < RETAINED_CHUNKS * slotsPerChunk) {
+                break;
+            }
+            long due = chunkFreeSince[c] + graceNanos;
+            if (due - now <= 0) {
+                releaseChunk(c);
+            } else if (due - next < 0) {
+                next = due;
+            }
+        }
+        return next;
+    }
+
+    /** Deregisters a chunk none of whose slots is in use; nothing can name its memory any more. */
+    private void releaseChunk(int chunk) {
+        int kept = 0;
+        for (int i = 0; i < freeCount; i++) {
+            if ((free[i] >>> chunkShift) != chunk) {
+                free[kept++] = free[i];
+            }
+        }
+        freeCount = kept;
+        MemoryRegion region = regions[chunk];
+        MemoryRegion[] r = regions.clone();
+        ByteBuffer[] b = buffers.clone();
+        r[chunk] = null;
+        b[chunk] = null;
+        buffers = b;
+        regions = r;
+        chunks--;
+        region.close();
     }
 
     private void addChunk() throws IOException {
-        int chunk = regions.length;
+        int chunk = 0;
+        while (chunk < regions.length && regions[chunk] != null) {
+            chunk++;
+        }
         // The fabric chooses the memory: a shared-memory peer can only reach memory the fabric mapped.
         MemoryRegion region = fabric.allocate(slotsPerChunk * slotSize, MemoryRegion.LOCAL_WRITE);
         ByteBuffer view = region.buffer().order(FrameDescriptor.BYTE_ORDER);
-        MemoryRegion[] r = Arrays.copyOf(regions, chunk + 1);
-        ByteBuffer[] b = Arrays.copyOf(buffers, chunk + 1);
+        MemoryRegion[] r = Arrays.copyOf(regions, Math.max(regions.length, chunk + 1));
+        ByteBuffer[] b = Arrays.copyOf(buffers, r.length);
         r[chunk] = region;
         b[chunk] = view;
         buffers = b;
         regions = r;
+        if (chunkInUse.length < r.length) {
+            chunkInUse = Arrays.copyOf(chunkInUse, r.length);
+            chunkFreeSince = Arrays.copyOf(chunkFreeSince, r.length);
+        }
+        chunkInUse[chunk] = 0;
+        chunkFreeSince[chunk] = System.nanoTime();
+        chunks++;
         if (free.length < freeCount + slotsPerChunk) {
             free = Arrays.copyOf(free, freeCount + slotsPerChunk);
         }
@@ -141,7 +221,7 @@ public final class SlotPool implements AutoCloseable {
 
     /** Bytes registered with the fabric. */
     public synchronized long registeredBytes() {
-        return (long) regions.length * slotsPerChunk * slotSize;
+        return (long) chunks * slotsPerChunk * slotSize;
     }
 
     /** Deregisters every chunk. Slots still in use must no longer be named by posted work. */
@@ -152,7 +232,9 @@ public final class SlotPool implements AutoCloseable {
         }
         closed = true;
         for (MemoryRegion r : regions) {
-            r.close();
+            if (r != null) {
+                r.close();
+            }
         }
     }
 }

@@ -78,4 +78,16 @@ public interface Connection extends AutoCloseable {
 
     /** Abortive close (SO_LINGER 0): disconnect at once; the peer reads "connection reset". */
     void abort();
+
+    /**
+     * After {@link #close()}: waits, driving progress, until the bytes written and the FIN have been delivered
+     * (or the connection failed or is gone), as a close with {@code SO_LINGER} of a positive time waits.
+     *
+     * @param timeoutNanos at most this long
+     * @return whether everything was delivered (or nothing is left to deliver) in time; false on timeout or
+     *         interrupt (the interrupt status is kept)
+     */
+    default boolean awaitClosed(long timeoutNanos) {
+        return true;
+    }
 }

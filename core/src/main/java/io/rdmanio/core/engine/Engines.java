@@ -47,6 +47,8 @@ public final class Engines {
             throw ex;
         }
         ENGINES.put(fabricName, e);
+        // The exit hook closes it after the application's hooks: its listeners and fabric threads go too.
+        ExitLinger.watch(e);
         return e;
     }
 

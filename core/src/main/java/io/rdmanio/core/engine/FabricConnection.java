@@ -123,6 +123,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean writeBlocked;
     /** Counted in the engine's lingering connections (closed or failed, not yet torn down). */
     private boolean lingering;
+    /** While lingering: when the engine resets this connection unless it delivers something first (nanoTime). */
+    private long lingerDeadline;
+    /** Bytes the application wrote and read: at exit, a connection still in use is not closed under its user. */
+    private long appBytes;
     private int lastReady;
     /** Bytes or FIN arrived since readiness was last reported. */
     private boolean readEvent;
@@ -155,6 +159,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** The header of an inline frame: the fabric copies it at post time, so one per connection serves all. */
     private ByteBuffer inlineHeader;
     private long finSeq = -1;
+    /**
+     * After an abortive close with sends in flight: the sequence of the signalled marker whose completion vouches
+     * for every earlier send; the reset (disconnect) follows it. -1: none.
+     */
+    private long abortSeq = -1;
 
     private FabricConnection(FabricEngine engine, CmId id, boolean client, FabricListener listener,
                              InetSocketAddress remote, ConnectionOptions options) {
@@ -450,6 +459,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 disconnectLocked();
             }
         }
+        if (abortSeq >= 0 && seq >= abortSeq) {
+            abortSeq = -1;
+            disconnectLocked();
+        }
     }
 
     void onEvent(CmEvent e) {
@@ -488,7 +501,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     break;
                 case DISCONNECTED:
                     disconnectSeen = true;
-                    if (failure == null && !userClosed) {
+                    if (failure == null && !userClosed && e.reason() != null
+                        && e.reason().startsWith(CmEvent.PROTOCOL_ERROR)) {
+                        // The fabric caught the peer breaking its protocol: say what, at once.
+                        protocolErrorLocked(e.reason().substring(CmEvent.PROTOCOL_ERROR.length()));
+                    } else if (failure == null && !userClosed) {
                         if (state != OPEN) {
                             failLocked(new ConnectException("Connection refused: " + remote
                                 + " closed the connection during the handshake"
@@ -533,6 +550,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         if (!canPostLocked()) {
             return;
         }
+        long before = postSeq;
         while (postSeq < fillSeq && credit.canSendData() && dataInFlight < stagingCount) {
             if (!postDataLocked()) {
                 return;
@@ -542,6 +560,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             if (!postControlLocked(TYPE_FIN)) {
                 return;
             }
+            before = -1;
+        }
+        if (lingering && postSeq != before) {
+            // A closed connection that delivers is not stuck: its linger bound runs from its last progress.
+            lingerDeadline = System.nanoTime() + engine.lingerNanos;
         }
         if (controlFree() > 0 && credit.creditDue(false) != CreditWindow.NONE) {
             postControlLocked(TYPE_CREDIT);
@@ -581,6 +604,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     private boolean postControlLocked(int type) {
+        return postControlLocked(type, false);
+    }
+
+    private boolean postControlLocked(int type, boolean forceSignal) {
         int entry = (int) (controlPostSeq % controlEntries);
         ByteBuffer buf = pool.buffer(controlSlotId);
         int off = pool.offset(controlSlotId) + entry * CONTROL_ENTRY;
@@ -592,7 +619,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 HandshakeDescriptor.REASON_NONE, slotSize, dataSlots, controlSlots, incarnation);
         }
         controlPostSeq++;
-        boolean signal = type == TYPE_FIN || controlFree() == 0;
+        boolean signal = forceSignal || type == TYPE_FIN || controlFree() == 0;
         if (!postSendLocked(KIND_CONTROL, controlSlotId, off, HEADER_LENGTH + payload, signal)) {
             return false;
         }
@@ -710,6 +737,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     total += n;
                 }
             }
+            appBytes += total;
             flushLocked();
             if (total == 0 && hasRemaining(srcs, offset, length)) {
                 writeBlocked = true;
@@ -784,7 +812,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 return;
             }
             if (failure != null) {
-                throw failure;
+                // As on a TCP socket after a reset: nothing is left to shut down, and that is not an error.
+                outputShutdown = true;
+                return;
             }
             if (state != OPEN) {
                 throw new IOException("not connected");
@@ -807,13 +837,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         long total = 0;
         boolean creditDue = false;
         synchronized (lock) {
-            if (failure != null) {
-                throw failure;
-            }
             if (inputShutdown) {
                 return -1;
             }
             if (available == 0) {
+                // Bytes that arrived before a reset are read first, as from a TCP socket's receive queue.
+                if (failure != null) {
+                    throw failure;
+                }
                 if (finReceived) {
                     return -1;
                 }
@@ -842,12 +873,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     if (headOffset == recvLen[i]) {
                         readHead++;
                         headOffset = 0;
-                        repostDataLocked(i);
+                        releaseReadLocked(i);
                         freed++;
                     }
                 }
             }
-            creditDue = freed > 0 && credit.unadvertisedData() >= credit.creditThreshold();
+            appBytes += total;
+            creditDue = freed > 0 && failure == null && !tornDown
+                && credit.unadvertisedData() >= credit.creditThreshold();
             lastReady = readyOpsLocked();
         }
         if (creditDue) {
@@ -860,13 +893,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     @Override
     public ByteBuf readBuffer() throws IOException {
         synchronized (lock) {
-            if (failure != null) {
-                throw failure;
-            }
             if (inputShutdown) {
                 return END_OF_STREAM;
             }
             if (readHead == readTail) {
+                if (failure != null) {
+                    throw failure;
+                }
                 return finReceived ? END_OF_STREAM : null;
             }
             int i = readQueue[(int) (readHead++ % recvCount)];
@@ -927,12 +960,26 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void discardQueuedLocked(boolean repost) {
         while (readHead != readTail) {
             int i = readQueue[(int) (readHead++ % recvCount)];
-            if (repost && failure == null && credit != null) {
+            if (tornDown) {
+                pool.free(recvIds[i]);
+            } else if (repost && failure == null && credit != null) {
                 repostDataLocked(i);
             }
         }
         headOffset = 0;
         available = 0;
+    }
+
+    /**
+     * A queued frame was read to its end: its slot is reposted while the connection lives, kept for the teardown
+     * after a failure, and freed when the teardown has already run (it kept the slot for this read).
+     */
+    private void releaseReadLocked(int i) {
+        if (tornDown) {
+            pool.free(recvIds[i]);
+        } else if (failure == null) {
+            repostDataLocked(i);
+        }
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -953,7 +1000,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             engine.protocolErrors.incrementAndGet();
         }
         LOG.debug("connection with {} failed", remote, e);
-        discardQueuedLocked(false);
+        // Frames already queued stay readable: the failure is reported once they have been read (or on close).
         disconnectLocked();
         lingerLocked();
     }
@@ -962,8 +1009,72 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void lingerLocked() {
         if (!tornDown && !lingering) {
             lingering = true;
-            engine.beginLinger();
+            lingerDeadline = System.nanoTime() + engine.lingerNanos;
+            engine.beginLinger(this);
         }
+    }
+
+    /** The linger deadline ({@link Long#MAX_VALUE} once torn down or when nothing is left to deliver). */
+    long lingerDeadline() {
+        synchronized (lock) {
+            return tornDown || !lingering ? Long.MAX_VALUE : lingerDeadline;
+        }
+    }
+
+    /** Bytes the application has written and read so far (for the exit hook, which closes idle connections). */
+    long appBytes() {
+        synchronized (lock) {
+            return appBytes;
+        }
+    }
+
+    /** Registered memory this connection holds until it is torn down. */
+    long lingerFootprint() {
+        return (long) (recvCount + stagingCount + 1) * slotSize;
+    }
+
+    /**
+     * The engine gives up on this lingering connection: the peer is reset (it reads what had arrived, then
+     * "connection reset") and everything is freed at once. False when it was torn down meanwhile.
+     */
+    boolean expireLinger(String why) {
+        synchronized (lock) {
+            if (tornDown) {
+                return false;
+            }
+            LOG.debug("closed connection with {} reset: {} ({})", remote, why, creditStateLocked());
+            if (failure == null) {
+                failure = new IOException("connection with " + remote + " reset after close: " + why);
+            }
+            if (userClosed) {
+                discardQueuedLocked(false);
+            }
+            // Else a failed connection its application has not closed: what it received stays readable.
+            disconnectLocked();
+            try {
+                teardownLocked();
+            } catch (RuntimeException e) {
+                LOG.debug("teardown of {} failed", this, e);
+            }
+        }
+        engine.wakeWaiters();
+        fireReadiness();
+        return true;
+    }
+
+    /**
+     * Whether nothing written is left to deliver: the FIN after the last byte completed, or the connection
+     * failed, was torn down, or never opened, or the peer is gone.
+     */
+    boolean isOutputDone() {
+        synchronized (lock) {
+            return finCompleted || tornDown || failure != null || state != OPEN || disconnectSeen;
+        }
+    }
+
+    @Override
+    public boolean awaitClosed(long timeoutNanos) {
+        return engine.awaitOutputDone(this, timeoutNanos);
     }
 
     private void disconnectLocked() {
@@ -994,7 +1105,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         state = CLOSED;
         if (lingering) {
             lingering = false;
-            engine.endLinger();
+            engine.endLinger(this);
         }
         engine.unregister(this, id, qpNum);
         id.close();
@@ -1003,14 +1114,23 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             cq = null;
         }
         if (slotsAllocated) {
+            // Slots lent out return through their loan, and queued frames still unread through read or close.
+            boolean[] keep = lentOut;
+            if (readHead != readTail) {
+                keep = lentOut.clone();
+                for (long k = readHead; k != readTail; k++) {
+                    keep[readQueue[(int) (k % recvCount)]] = true;
+                }
+            }
             for (int i = 0; i < recvCount; i++) {
-                if (!lentOut[i]) {
+                if (!keep[i]) {
                     pool.free(recvIds[i]);
                 }
             }
             pool.free(stagingIds, stagingCount);
             pool.free(controlSlotId);
             slotsAllocated = false;
+            engine.slotsFreed();
         }
     }
 
@@ -1041,8 +1161,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 return;
             }
             userClosed = true;
-            if (!tornDown) {
+            if (tornDown) {
+                discardQueuedLocked(false);
+            } else {
                 if (state != OPEN || failure != null || disconnectSeen) {
+                    discardQueuedLocked(state == OPEN && failure == null);
                     disconnectLocked();
                 } else {
                     inputShutdown = true;
@@ -1068,15 +1191,38 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     public void abort() {
         synchronized (lock) {
             userClosed = true;
+            discardQueuedLocked(false);
             if (!tornDown) {
-                discardQueuedLocked(false);
-                disconnectLocked();
+                // Staged bytes that never left are dropped, as a reset drops a TCP socket's send queue.
+                fillSeq = postSeq;
+                finPending = false;
+                if (!resetAfterInFlightLocked()) {
+                    disconnectLocked();
+                }
                 tryTeardownLocked();
                 lingerLocked();
             }
         }
         engine.wakeWaiters();
         fireReadiness();
+    }
+
+    /**
+     * Frames already posted leave before the reset, as TCP has sent what its window allowed by then: a disconnect
+     * now would flush those still in the send queue (and a fabric that carries sends out when polled, loopback,
+     * has carried out none). A signalled CREDIT frame (harmless to the peer) is posted behind them; its
+     * completion vouches for them all and triggers the disconnect. False when nothing is in flight or no marker
+     * can be posted: disconnect at once.
+     */
+    private boolean resetAfterInFlightLocked() {
+        if (sendCompleted == sendPosted || !canPostLocked() || controlFree() == 0 || !credit.canSendControl()) {
+            return false;
+        }
+        if (!postControlLocked(TYPE_CREDIT, true)) {
+            return false;
+        }
+        abortSeq = sendPosted - 1;
+        return true;
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -1206,9 +1352,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** The credit window's state, for diagnostics. */
     String creditState() {
         synchronized (lock) {
-            return credit + (writeBlocked ? " write-blocked" : "") + " staged " + (fillSeq - postSeq) + " posted "
-                + (postSeq - freeSeq) + " held " + (readTail - readHead) + " posted receives " + postedRecvs;
+            return creditStateLocked();
         }
+    }
+
+    private String creditStateLocked() {
+        return credit + (writeBlocked ? " write-blocked" : "") + " staged " + (fillSeq - postSeq) + " posted "
+            + (postSeq - freeSeq) + " held " + (readTail - readHead) + " posted receives " + postedRecvs;
     }
 
     @Override

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -35,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * connection's lock; never the reverse). Setup state (the id and queue-pair maps, the completion-queue budget)
  * is guarded by {@link #setupLock}, which is never held while a connection lock is taken. Waiters are guarded by
  * their list's monitor, a leaf lock. Arming and withdrawing relays take {@link #armLock} first, then the waiters'
- * monitor or the fabric's queue locks; nothing holding those takes it.
+ * monitor or the fabric's queue locks; nothing holding those takes it. The lingering connections are guarded by
+ * their list's monitor, a leaf lock taken under a connection's lock; the linger expiry holds {@link #expireLock}
+ * while it takes connections' locks, one at a time.
  */
 final class FabricEngine implements Engine {
 
@@ -47,6 +50,13 @@ final class FabricEngine implements Engine {
     private static final int POLL_BATCH = 128;
     /** Poll calls per completion queue per progress, so one busy queue cannot starve the others for long. */
     private static final int POLL_ROUNDS = 8;
+    /**
+     * At exit, how long a connection must go unused by its application before the exit hook closes it: other
+     * shutdown hooks may still be writing on it.
+     */
+    private static final long EXIT_QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How long a wholly free chunk of the pool stays registered before the closer gives it back. */
+    private static final long CHUNK_RELEASE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Chunk size of the buffer pool. */
     private static final int POOL_CHUNK_BYTES = 4 << 20;
 
@@ -100,10 +110,19 @@ final class FabricEngine implements Engine {
 
     // ---- the closer: a daemon thread that drives progress only while connections are closing or failed and not
     // yet torn down, so that close() keeps its promise (FIN after staged bytes, then every slot back) without the
-    // application driving this engine again. Idle (parked, no deadline) otherwise; never on the data path.
+    // application driving this engine again, and resets those that outlive the linger bounds (time without
+    // delivering, memory held). Idle (parked, no deadline) otherwise; never on the data path.
     private final AtomicInteger lingering = new AtomicInteger();
     private final Object closerLock = new Object();
     private volatile Thread closer;
+    /** The linger bound: how long a closed connection may go without delivering anything. */
+    final long lingerNanos;
+
+    // ---- guarded by lingerers (a leaf lock): connections closed or failed and not torn down, oldest first
+    private final ArrayList<FabricConnection> lingerers = new ArrayList<>();
+    // ---- confined to the thread running lingerRound (the closer, or the exit hook; serialized by expireLock)
+    private final Object expireLock = new Object();
+    private FabricConnection[] expireScratch = new FabricConnection[8];
 
     // ---- counters
     final AtomicLong connectionsOpened = new AtomicLong();
@@ -134,6 +153,7 @@ final class FabricEngine implements Engine {
         this.config = config;
         this.pool = new SlotPool(fabric, config.slotSize(), POOL_CHUNK_BYTES);
         this.events = fabric.createEventChannel();
+        this.lingerNanos = TimeUnit.MILLISECONDS.toNanos(config.lingerMillis());
     }
 
     @Override
@@ -236,6 +256,7 @@ final class FabricEngine implements Engine {
             byId.put(id, c);
             connections.add(c);
         }
+        ExitLinger.watch(this);
     }
 
     void registerQp(int qpNum, FabricConnection c) {
@@ -536,8 +557,11 @@ final class FabricEngine implements Engine {
         }
     }
 
-    /** A connection was closed or failed and needs progress until it is torn down. */
-    void beginLinger() {
+    /** A connection was closed or failed and needs progress until it is torn down (called under its lock). */
+    void beginLinger(FabricConnection c) {
+        synchronized (lingerers) {
+            lingerers.add(c);
+        }
         if (lingering.getAndIncrement() == 0) {
             Thread t = closer;
             if (t == null) {
@@ -558,8 +582,11 @@ final class FabricEngine implements Engine {
         }
     }
 
-    /** A lingering connection was torn down. */
-    void endLinger() {
+    /** A lingering connection was torn down (called under its lock). */
+    void endLinger(FabricConnection c) {
+        synchronized (lingerers) {
+            lingerers.remove(c);
+        }
         lingering.decrementAndGet();
     }
 
@@ -578,20 +605,182 @@ final class FabricEngine implements Engine {
         return lingering.get();
     }
 
+    /** Registered bytes the engine's buffer pool holds (for tests). */
+    long registeredBytes() {
+        return pool.registeredBytes();
+    }
+
     private void runCloser() {
         ParkingWaiter wake = ParkingWaiter.current();
         while (!closed) {
+            long release = pool.releaseIdleChunks(System.nanoTime(), CHUNK_RELEASE_GRACE_NANOS);
             if (lingering.get() == 0) {
                 endWait(wake);
-                LockSupport.park(this);
+                if (release == Long.MAX_VALUE) {
+                    LockSupport.park(this);
+                } else {
+                    LockSupport.parkNanos(this, release - System.nanoTime());
+                }
                 continue;
             }
-            progress();
-            wake.reset();
-            if (lingering.get() > 0 && arm(wake)) {
-                wake.awaitSignal(this, Long.MAX_VALUE);
+            lingerRound(wake, release);
+        }
+    }
+
+    /** A connection gave its slots back: the closer gives whole chunks back after their grace. */
+    void slotsFreed() {
+        Thread t = closer;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /**
+     * One round of driving lingering connections: progress, reset those past their bounds, then wait (armed) for
+     * the next completion, the earliest linger deadline or {@code until}, whichever comes first.
+     */
+    private void lingerRound(ParkingWaiter wake, long until) {
+        progress();
+        long next = Math.min(until, expireLingerers());
+        wake.reset();
+        if ((lingering.get() > 0 || until != Long.MAX_VALUE) && arm(wake)) {
+            wake.awaitSignal(this, next);
+        }
+    }
+
+    /**
+     * Resets the lingering connections that went {@link #lingerNanos} without delivering anything, then, oldest
+     * first, those beyond the memory bound; returns the earliest deadline of those left ({@link Long#MAX_VALUE}:
+     * none). Not under any connection's lock (it takes theirs).
+     */
+    private long expireLingerers() {
+        synchronized (expireLock) {
+            int n;
+            synchronized (lingerers) {
+                n = lingerers.size();
+                if (expireScratch.length < n) {
+                    expireScratch = new FabricConnection[Math.max(n, expireScratch.length * 2)];
+                }
+                lingerers.toArray(expireScratch);
+            }
+            long now = System.nanoTime();
+            long next = Long.MAX_VALUE;
+            long held = 0;
+            for (int i = 0; i < n; i++) {
+                held += expireScratch[i].lingerFootprint();
+            }
+            long cap = config.lingerMaxBytes();
+            for (int i = 0; i < n; i++) {
+                FabricConnection c = expireScratch[i];
+                expireScratch[i] = null;
+                long footprint = c.lingerFootprint();
+                if (held > cap) {
+                    if (c.expireLinger("more than rdmanio.lingerMaxBytes=" + cap + " bytes were held by closed "
+                        + "connections still delivering")) {
+                        held -= footprint;
+                    }
+                    continue;
+                }
+                long deadline = c.lingerDeadline();
+                if (deadline != Long.MAX_VALUE && deadline - now <= 0) {
+                    c.expireLinger("nothing was delivered for rdmanio.lingerMillis=" + config.lingerMillis()
+                        + " ms");
+                } else if (deadline - next < 0) {
+                    next = deadline;
+                }
+            }
+            return next;
+        }
+    }
+
+    /** Whether every lingering connection has delivered its bytes and FIN, or is past delivering (for exit). */
+    private boolean lingerersDelivered() {
+        FabricConnection[] snapshot;
+        synchronized (lingerers) {
+            snapshot = lingerers.toArray(new FabricConnection[0]);
+        }
+        // Outside the leaf lock: a connection's lock is taken before it, never after.
+        for (FabricConnection c : snapshot) {
+            if (!c.isOutputDone()) {
+                return false;
             }
         }
+        return true;
+    }
+
+    /**
+     * At JVM exit: closes every connection still open, as the kernel closes a process's sockets (FIN after the
+     * bytes written), then drives them until each has delivered its bytes and FIN, failed, or outlived the
+     * linger bound. Called by {@link ExitLinger}'s shutdown hook; the closer is a daemon, so nothing else would.
+     *
+     * <p>{@code afterApplicationHooks}: every application shutdown hook has finished, so every connection is
+     * closed at once. Otherwise the application's own hooks run at the same time and may still be using a
+     * connection (a server's graceful stop answering its last requests, then closing): a connection is closed here
+     * only once its application has neither written nor read on it for {@link #EXIT_QUIET_NANOS}, or when the
+     * linger bound has passed since the exit began, whichever comes first.
+     */
+    void lingerAtExit(boolean afterApplicationHooks) {
+        if (closed) {
+            return;
+        }
+        long quietNanos = afterApplicationHooks ? 0 : EXIT_QUIET_NANOS;
+        long start = System.nanoTime();
+        IdentityHashMap<FabricConnection, long[]> activity = new IdentityHashMap<>();
+        ParkingWaiter wake = ParkingWaiter.current();
+        try {
+            while (!closed) {
+                List<FabricConnection> open;
+                synchronized (setupLock) {
+                    open = new ArrayList<>(connections);
+                }
+                long now = System.nanoTime();
+                boolean late = now - start - lingerNanos >= 0;
+                long nextCheck = Long.MAX_VALUE;
+                int stillOpen = 0;
+                for (FabricConnection c : open) {
+                    if (c.isClosedLocally()) {
+                        continue;
+                    }
+                    long bytes = c.appBytes();
+                    long[] seen = activity.get(c);
+                    if (seen == null || seen[0] != bytes) {
+                        seen = new long[] {bytes, now};
+                        activity.put(c, seen);
+                    }
+                    if (late || now - seen[1] - quietNanos >= 0) {
+                        c.close();
+                    } else {
+                        stillOpen++;
+                        nextCheck = Math.min(nextCheck, seen[1] + quietNanos);
+                    }
+                }
+                if (stillOpen == 0 && lingerersDelivered()) {
+                    return;
+                }
+                lingerRound(wake, stillOpen == 0 ? Long.MAX_VALUE : nextCheck);
+            }
+        } finally {
+            endWait(wake);
+        }
+    }
+
+    /**
+     * Waits until {@code c}, closed, has delivered its bytes and FIN (or failed, or was torn down), driving
+     * progress; false when {@code timeoutNanos} ran out first or the thread was interrupted.
+     */
+    boolean awaitOutputDone(FabricConnection c, long timeoutNanos) {
+        Waitable done = new Waitable() {
+            @Override
+            public int readyOps() {
+                return c.isOutputDone() ? 1 : 0;
+            }
+
+            @Override
+            public boolean isClosedLocally() {
+                return false;
+            }
+        };
+        return await(done, 1, timeoutNanos) != 0;
     }
 
     @Override
@@ -743,6 +932,7 @@ final class FabricEngine implements Engine {
             cs = new ArrayList<>(connections);
             ls = new ArrayList<>(listeners);
         }
+        ExitLinger.forget(this);
         for (FabricListener l : ls) {
             l.close();
         }

@@ -15,6 +15,13 @@ import java.nio.ByteBuffer;
  */
 public record CmEvent(Type type, CmId id, CmId listenId, ByteBuffer privateData, String reason) {
 
+    /**
+     * Starts the reason of a {@link Type#DISCONNECTED} event when this side's fabric failed the connection because
+     * the peer broke the fabric's own protocol (a corrupt shared ring, a shared file shrunk under it): the engine
+     * reports such a failure as a {@link java.net.ProtocolException} naming what was found, not as a reset.
+     */
+    public static final String PROTOCOL_ERROR = "protocol error: ";
+
     public enum Type {
         /** A peer asks to connect to a listening id. */
         CONNECT_REQUEST,

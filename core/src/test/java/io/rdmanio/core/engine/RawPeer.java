@@ -42,8 +42,8 @@ final class RawPeer implements AutoCloseable {
         this.slot = slot;
         events = fabric.createEventChannel();
         cq = fabric.createCompletionQueue(256);
-        region = fabric.register(ByteBuffer.allocateDirect(slot * (RECV_SLOTS + 2 * SEND_SLOTS)),
-            MemoryRegion.LOCAL_WRITE);
+        // Allocated by the fabric: a shared-memory fabric receives only into memory its peers can map.
+        region = fabric.allocate(slot * (RECV_SLOTS + 2 * SEND_SLOTS), MemoryRegion.LOCAL_WRITE);
         mem = region.buffer().order(FrameDescriptor.BYTE_ORDER);
     }
 
@@ -56,10 +56,15 @@ final class RawPeer implements AutoCloseable {
 
     /** Connects with the given private data and waits for ESTABLISHED (or returns the other event). */
     CmEvent connect(Pair p, InetSocketAddress to, ByteBuffer privateData) throws IOException {
+        return connect(p::pump, to, privateData);
+    }
+
+    /** As {@link #connect(Pair, InetSocketAddress, ByteBuffer)}, with {@code pump} driving the engines. */
+    CmEvent connect(Runnable pump, InetSocketAddress to, ByteBuffer privateData) throws IOException {
         id = fabric.createId(events);
         setUpQp(id);
         id.connect(to, privateData);
-        return awaitEvent(p);
+        return awaitEvent(pump);
     }
 
     /** A valid client handshake: version 1, the engine's slot size, 4 data and 2 control slots. */
@@ -92,13 +97,17 @@ final class RawPeer implements AutoCloseable {
     }
 
     CmEvent awaitEvent(Pair p) throws IOException {
+        return awaitEvent(p::pump);
+    }
+
+    CmEvent awaitEvent(Runnable pump) throws IOException {
         long deadline = System.nanoTime() + Pair.TIMEOUT_NANOS;
         for (;;) {
             CmEvent e = events.poll();
             if (e != null) {
                 return e;
             }
-            p.pump();
+            pump.run();
             pollCq();
             if (System.nanoTime() - deadline > 0) {
                 fail("no connection-manager event for the raw peer");

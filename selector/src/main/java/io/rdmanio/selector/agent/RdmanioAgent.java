@@ -13,8 +13,8 @@ import java.util.Set;
  * The one-flag activation: {@code -javaagent:rdmanio-agent.jar[=rules=FILE,fabric=NAME,stats=FILE]}.
  *
  * <p>Before the application's {@code main} runs, {@link #premain} checks the options, sets the matching
- * {@code rdmanio.*} system properties, exports {@code sun.nio.ch} to the class path (so that no
- * {@code --add-exports} flag is needed), loads the configuration, and installs {@link RdmaSelectorProvider} as the
+ * {@code rdmanio.*} system properties, exports {@code sun.nio.ch} (and {@code jdk.internal.access}, for the exit
+ * hook that runs after the application's) to the class path (so that no {@code --add-exports} flag is needed), loads the configuration, and installs {@link RdmaSelectorProvider} as the
  * JVM's {@link SelectorProvider}. Any problem stops the JVM there with one line on stderr that starts with
  * {@code rdmanio: } and names the option, file, line or property at fault: a program started with a broken
  * configuration must not quietly run on TCP.
@@ -72,14 +72,16 @@ public final class RdmanioAgent {
     static void exportInternals(Instrumentation inst) {
         Module base = Object.class.getModule();
         Module self = RdmanioAgent.class.getModule();
-        if (base.isExported("sun.nio.ch", self)) {
+        if (base.isExported("sun.nio.ch", self) && base.isExported("jdk.internal.access", self)) {
             return;
         }
         if (!inst.isModifiableModule(base)) {
             throw new AgentException("the JVM does not let an agent open java.base: run with "
                     + "--add-exports java.base/sun.nio.ch=ALL-UNNAMED");
         }
-        inst.redefineModule(base, Set.of(), Map.of("sun.nio.ch", Set.of(self)), Map.of(), Set.of(), Map.of());
+        // jdk.internal.access: the exit hook that runs after the application's own (JdkAccess).
+        inst.redefineModule(base, Set.of(), Map.of("sun.nio.ch", Set.of(self), "jdk.internal.access", Set.of(self)),
+            Map.of(), Set.of(), Map.of());
         // Class loaders made later by a fabric (DiSNI's) get the same export through this hook.
         JdkAccess.exporter(m -> inst.redefineModule(base, Set.of(), Map.of("sun.nio.ch", Set.of(m)), Map.of(),
             Set.of(), Map.of()));

@@ -38,6 +38,8 @@ public final class ConfigLoader {
     public static final String RING_DEPTH = "rdmanio.ringDepth";
     public static final String CONTROL_SLOTS = "rdmanio.controlSlots";
     public static final String SPIN_MICROS = "rdmanio.spinMicros";
+    public static final String LINGER_MILLIS = "rdmanio.lingerMillis";
+    public static final String LINGER_MAX_BYTES = "rdmanio.lingerMaxBytes";
 
     private static final AtomicBoolean STATS_HOOK_REGISTERED = new AtomicBoolean();
     private static final AtomicBoolean UNKNOWN_WARNED = new AtomicBoolean();
@@ -141,21 +143,30 @@ public final class ConfigLoader {
      */
     private static void ensureEngineSettings(Function<String, String> properties) {
         EngineConfig config = EngineConfig.DEFAULT;
-        config = withSetting(properties, SLOT_SIZE, config, EngineConfig::withSlotSize);
-        config = withSetting(properties, RING_DEPTH, config, EngineConfig::withRingDepth);
-        config = withSetting(properties, CONTROL_SLOTS, config, EngineConfig::withControlSlots);
-        withSetting(properties, SPIN_MICROS, config, EngineConfig::withSpinMicros);
+        config = withSetting(properties, SLOT_SIZE, config, (c, n) -> c.withSlotSize(intSetting(n)));
+        config = withSetting(properties, RING_DEPTH, config, (c, n) -> c.withRingDepth(intSetting(n)));
+        config = withSetting(properties, CONTROL_SLOTS, config, (c, n) -> c.withControlSlots(intSetting(n)));
+        config = withSetting(properties, SPIN_MICROS, config, (c, n) -> c.withSpinMicros(intSetting(n)));
+        config = withSetting(properties, LINGER_MILLIS, config, EngineConfig::withLingerMillis);
+        withSetting(properties, LINGER_MAX_BYTES, config, EngineConfig::withLingerMaxBytes);
+    }
+
+    private static int intSetting(long n) {
+        if (n != (int) n) {
+            throw new IllegalArgumentException("out of range");
+        }
+        return (int) n;
     }
 
     private static EngineConfig withSetting(Function<String, String> properties, String property, EngineConfig config,
-                                            BiFunction<EngineConfig, Integer, EngineConfig> with) {
+                                            BiFunction<EngineConfig, Long, EngineConfig> with) {
         String value = properties.apply(property);
         if (value == null || value.isBlank()) {
             return config;
         }
-        int number;
+        long number;
         try {
-            number = Integer.parseInt(value.trim());
+            number = Long.parseLong(value.trim());
         } catch (NumberFormatException e) {
             throw new ConfigException("-D" + property + "=" + value + " is not a whole number");
         }

@@ -99,6 +99,11 @@ final class ResolvedEngine extends ForwardingEngine {
         }
 
         @Override
+        public boolean awaitClosed(long timeoutNanos) {
+            return c.awaitClosed(timeoutNanos);
+        }
+
+        @Override
         public void addReadinessListener(ReadinessListener listener) {
             c.addReadinessListener(listener);
         }

@@ -169,5 +169,13 @@ class ConfigLoaderTest {
         assertTrue(e.getMessage().startsWith("-Drdmanio.controlSlots=1: "), e.getMessage());
         e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.spinMicros", "fast")));
         assertEquals("-Drdmanio.spinMicros=fast is not a whole number", e.getMessage());
+        e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.spinMicros", "4294967296")));
+        assertEquals("-Drdmanio.spinMicros=4294967296: out of range", e.getMessage());
+        assertEquals("loopback", load(Map.of(ConfigLoader.FABRIC, "loopback", "rdmanio.lingerMillis", "0",
+                "rdmanio.lingerMaxBytes", "4294967296")).fabric());
+        e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.lingerMillis", "-1")));
+        assertEquals("-Drdmanio.lingerMillis=-1: rdmanio.lingerMillis must not be negative: -1", e.getMessage());
+        e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.lingerMaxBytes", "lots")));
+        assertEquals("-Drdmanio.lingerMaxBytes=lots is not a whole number", e.getMessage());
     }
 }

@@ -74,6 +74,9 @@ final class PeerJvm implements AutoCloseable {
         cmd.add("-Xmx256m");
         cmd.add("--add-exports");
         cmd.add("java.base/sun.nio.ch=ALL-UNNAMED");
+        // As the agent exports it: rdmanio's exit hook then runs after the application's own.
+        cmd.add("--add-exports");
+        cmd.add("java.base/jdk.internal.access=ALL-UNNAMED");
         cmd.add("-Djava.nio.channels.spi.SelectorProvider=" + RdmaSelectorProvider.class.getName());
         cmd.add("-Drdmanio.rules=" + rules);
         cmd.add("-Drdmanio.fabric=shm");

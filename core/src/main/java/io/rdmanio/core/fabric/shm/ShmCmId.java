@@ -19,6 +19,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -176,7 +177,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     private void replaceStaleSocket(ServerSocketChannel ss, Path path, InetSocketAddress address) throws IOException {
         synchronized (REPLACE_LOCK) {
             try (FileChannel lockFile = FileChannel.open(fabric.dir.resolve(".bind.lock"),
-                     Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+                     Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
                      PosixFilePermissions.asFileAttribute(ShmFile.OWNER_ONLY));
                  FileLock held = lockFile.lock()) {
                 if (isLive(path)) {
@@ -542,7 +543,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                         ShmRingsDescriptor.fileLength(cap0, cap1));
                     failure = ShmRingsDescriptor.checkHeader(ring, ringNonce, cap0, cap1);
                     if (failure == null) {
-                        qp.attach(ring, 1, cap0, cap1, peer, l);
+                        qp.attach(ring, ringNonce, 1, cap0, cap1, peer, l);
                         peer = null; // the queue pair holds it now
                         qp.ready();
                         l.send(ShmLink.READY, EMPTY);
@@ -617,7 +618,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 return;
             }
         }
-        q.fail("the peer ended the connection: " + reason, code, true);
+        // A peer that failed the connection because it found the shared state broken says so: kept as a protocol
+        // error here too, so both ends name what was found.
+        q.fail(reason.startsWith(CmEvent.PROTOCOL_ERROR)
+            ? CmEvent.PROTOCOL_ERROR + "the peer failed the connection: " + reason.substring(
+                CmEvent.PROTOCOL_ERROR.length())
+            : "the peer ended the connection: " + reason, code, true);
     }
 
     @Override
@@ -744,7 +750,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                     fabric.group);
                 long ringNonce = RANDOM.nextLong();
                 ShmRingsDescriptor.writeHeader(ring.buffer, ringNonce, cap0, cap1);
-                q.attach(ring.buffer, 0, cap0, cap1, peer, link);
+                q.attach(ring.buffer, ringNonce, 0, cap0, cap1, peer, link);
                 peer = null;
                 ByteBuffer b = ByteBuffer.allocate(512);
                 ShmLink.putString(b, fabric.bootId);

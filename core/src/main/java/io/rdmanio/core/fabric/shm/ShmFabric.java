@@ -61,8 +61,9 @@ import java.util.regex.Pattern;
  * <h2>Differences from loopback</h2>
  * Sends and writes are carried out at post time, so none is ever in flight when a connection fails and only
  * posted receives are flushed. Receive completions live in the per-connection ring (sized by maxRecvWr), so a
- * completion queue cannot overrun; its {@code entries} is checked for range only. Access checks protect against
- * bugs, not against a hostile process of the same user, which could map the files anyway.
+ * completion queue cannot overrun; its {@code entries} is checked for range only. Nothing a peer writes into shared
+ * memory is trusted: ring fields are checked where read and periodically ({@link #CHECK_MILLIS}), and a ring that
+ * stops making sense, or a shared file shrunk under its mapping, fails that connection with a protocol error.
  *
  * <p>Thread-safe. Lock order: a connection-manager id's lock, then its queue pair's lock; completion queues and
  * event channels take no lock on the data path; notifiers run outside every lock.
@@ -74,6 +75,11 @@ public final class ShmFabric implements Fabric {
     static final int MAX_QUEUE_DEPTH = ShmRingsDescriptor.MAX_CAPACITY;
     /** The largest inline send: the fabric copies every send at post time, so inline costs nothing extra. */
     static final int MAX_INLINE = 1 << 20;
+    /**
+     * How often the watcher checks the rings and shared files of this fabric's connections while it has any: the
+     * bound on noticing a ring overwritten, or a file shrunk, while both ends are parked.
+     */
+    static final long CHECK_MILLIS = 500;
     private static final Pattern OWNED_FILE = Pattern.compile("[rqd]-(\\d+)-\\d+");
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final AtomicInteger FABRIC_COUNTER = new AtomicInteger();
@@ -103,6 +109,9 @@ public final class ShmFabric implements Fabric {
     private final Map<Long, ShmPeer> peers = new HashMap<>();
     private ShmWatcher watcher;
     private boolean closed;
+    /** Queue pairs attached to a ring: what the periodic check looks at. */
+    private final LinkedHashSet<ShmQueuePair> live = new LinkedHashSet<>();
+    private boolean checking;
 
     ShmFabric(Path dir, GroupPrincipal group) throws IOException {
         this.dir = dir;
@@ -333,12 +342,90 @@ public final class ShmFabric implements Fabric {
         synchronized (this) {
             ShmPeer p = peers.get(peerNonce);
             if (p == null) {
-                p = new ShmPeer(peerPid, peerNonce, mapped);
+                p = new ShmPeer(peerPid, peerNonce, mapped, dirFd, dirInode);
                 peers.put(peerNonce, p);
             }
             p.references++;
             return p;
         }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // The periodic check.
+
+    /** A queue pair joined its ring: the periodic check starts if it is not running. */
+    void attached(ShmQueuePair qp) {
+        ShmWatcher w;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (qp.state() == ShmQueuePair.STATE_DESTROYED) {
+                return; // destroyed while it attached: never checked, never held
+            }
+            live.add(qp);
+            if (checking) {
+                return;
+            }
+            checking = true;
+            w = watcher;
+        }
+        if (w != null) {
+            w.schedule(this::check, CHECK_MILLIS);
+        }
+    }
+
+    /** The queue pairs attached to a ring now (for tests that play a hostile peer). */
+    synchronized ShmQueuePair[] liveQueuePairs() {
+        return live.toArray(new ShmQueuePair[0]);
+    }
+
+    /** The shared regions this fabric allocated and still holds (for tests that play a hostile peer). */
+    synchronized ShmMemoryRegion[] sharedRegions() {
+        return open.stream().filter(o -> o instanceof ShmMemoryRegion r && r.file != null)
+            .toArray(ShmMemoryRegion[]::new);
+    }
+
+    synchronized void detached(ShmQueuePair qp) {
+        live.remove(qp);
+    }
+
+    /**
+     * Watcher, every {@link #CHECK_MILLIS} while connections exist: files shrunk under their mappings (this
+     * fabric's own, grown back at once so that no further access faults, and each peer's, whose connections fail
+     * naming the file), then each connection's ring. Returns false, stopping, when there is nothing to check.
+     */
+    private boolean check() {
+        ShmQueuePair[] qps;
+        ShmPeer[] ps;
+        ShmMemoryRegion[] own;
+        synchronized (this) {
+            if (closed || live.isEmpty()) {
+                checking = false;
+                return false;
+            }
+            qps = live.toArray(new ShmQueuePair[0]);
+            ps = peers.values().toArray(new ShmPeer[0]);
+            own = sharedRegions();
+        }
+        directory.ensureNotShrunk();
+        for (ShmMemoryRegion r : own) {
+            r.file.ensureNotShrunk();
+        }
+        for (ShmPeer p : ps) {
+            String shrunk = p.checkFiles();
+            if (shrunk != null) {
+                for (ShmQueuePair qp : qps) {
+                    if (qp.peer() == p) {
+                        qp.failBroken(shrunk);
+                    }
+                }
+            }
+        }
+        for (ShmQueuePair qp : qps) {
+            qp.check();
+        }
+        return true;
     }
 
     synchronized void releasePeer(ShmPeer peer) {
@@ -396,6 +483,9 @@ public final class ShmFabric implements Fabric {
         ensureOpen();
         if (watcher == null) {
             watcher = new ShmWatcher("rdmanio-shm-watcher-" + FABRIC_COUNTER.incrementAndGet());
+            if (checking) {
+                watcher.schedule(this::check, CHECK_MILLIS);
+            }
         }
         return watcher;
     }

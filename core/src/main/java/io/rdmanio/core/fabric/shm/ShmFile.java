@@ -95,6 +95,27 @@ final class ShmFile implements AutoCloseable {
         }
     }
 
+    /**
+     * Grows the file back to its mapped length if someone (a peer holding a descriptor of it) shrank it, so that
+     * no access to the mapping faults any more (the pages come back zero-filled); a no-op once closed.
+     *
+     * @return whether it had shrunk
+     */
+    synchronized boolean ensureNotShrunk() {
+        if (channel == null) {
+            return false;
+        }
+        try {
+            if (channel.size() >= buffer.capacity()) {
+                return false;
+            }
+            channel.write(ByteBuffer.allocate(1), buffer.capacity() - 1L);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** Closes the descriptor: no peer can map the file any more; mappings stay valid. */
     @Override
     public synchronized void close() {

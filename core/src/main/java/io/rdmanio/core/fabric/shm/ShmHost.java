@@ -149,4 +149,19 @@ final class ShmHost {
         }
         return -1;
     }
+
+    /** The name of user {@code uid} in {@code /etc/passwd}, or {@code null}. */
+    static String userNameOfUid(int uid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/etc/passwd"), StandardCharsets.UTF_8)) {
+                String[] f = line.split(":", -1);
+                if (f.length > 2 && f[2].equals(Integer.toString(uid))) {
+                    return f[0];
+                }
+            }
+        } catch (IOException e) {
+            // unknown: null below
+        }
+        return null;
+    }
 }

@@ -10,6 +10,11 @@ import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.RKEY;
 import io.rdmanio.core.fabric.MemoryRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -26,26 +31,34 @@ final class ShmPeer {
     private static final class Mapped {
         final long state;
         final ByteBuffer memory;
+        final int fd;
+        final long inode;
 
-        Mapped(long state, ByteBuffer memory) {
+        Mapped(long state, ByteBuffer memory, int fd, long inode) {
             this.state = state;
             this.memory = memory;
+            this.fd = fd;
+            this.inode = inode;
         }
     }
 
     final long pid;
     final long nonce;
     private final ByteBuffer directory;
+    private final int directoryFd;
+    private final long directoryInode;
     private final int capacity;
     private final AtomicReferenceArray<Mapped> mapped;
 
     // ---- guarded by the fabric's peer table
     int references;
 
-    ShmPeer(long pid, long nonce, ByteBuffer directory) {
+    ShmPeer(long pid, long nonce, ByteBuffer directory, int directoryFd, long directoryInode) {
         this.pid = pid;
         this.nonce = nonce;
         this.directory = directory;
+        this.directoryFd = directoryFd;
+        this.directoryInode = directoryInode;
         this.capacity = ShmRegionDirectoryDescriptor.capacity(directory);
         this.mapped = new AtomicReferenceArray<>(capacity);
     }
@@ -79,9 +92,11 @@ final class ShmPeer {
         }
         int e = ShmRegionDirectoryDescriptor.entry(slot);
         int length = directory.getInt(e + LENGTH);
+        int fd = directory.getInt(e + FD);
+        long inode = directory.getLong(e + INODE);
         ByteBuffer memory;
         try {
-            memory = ShmFile.mapPeer(pid, directory.getInt(e + FD), directory.getLong(e + INODE), length);
+            memory = ShmFile.mapPeer(pid, fd, inode, length);
         } catch (IOException ex) {
             if (ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot) != state) {
                 return null; // deregistered meanwhile
@@ -93,7 +108,7 @@ final class ShmPeer {
         if (ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot) != state) {
             return null;
         }
-        mapped.set(slot, new Mapped(state, memory));
+        mapped.set(slot, new Mapped(state, memory, fd, inode));
         return memory;
     }
 
@@ -108,6 +123,40 @@ final class ShmPeer {
         return slot < capacity && ShmRegionDirectoryDescriptor.isLive(
             ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot))
             && directory.getInt(ShmRegionDirectoryDescriptor.entry(slot) + RKEY) == rkey;
+    }
+
+    /**
+     * Watcher, periodically: {@code null} when the peer's region directory and every region of it mapped here still
+     * have their mapped lengths, else which file the peer shrank (grown back first, so that no access faults any
+     * more). A file whose descriptor the peer closed (a deregistered region) is not checked.
+     */
+    String checkFiles() {
+        String shrunk = shrunk(directoryFd, directoryInode, directory.capacity(), "region directory");
+        for (int slot = 0; slot < capacity && shrunk == null; slot++) {
+            Mapped m = mapped.get(slot);
+            if (m != null) {
+                shrunk = shrunk(m.fd, m.inode, m.memory.capacity(), "region file (slot " + slot + ")");
+            }
+        }
+        return shrunk;
+    }
+
+    private String shrunk(int fd, long inode, long length, String what) {
+        Path path = ShmHost.descriptorPath(pid, fd);
+        try {
+            Map<String, Object> a = Files.readAttributes(path, "unix:ino,size");
+            long size = (Long) a.get("size");
+            if ((Long) a.get("ino") != inode || size >= length) {
+                return null;
+            }
+            try (FileChannel ch = FileChannel.open(path, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.allocate(1), length - 1);
+            }
+            return "process " + pid + " shrank its shared " + what + " to " + size + " bytes under a " + length
+                + "-byte mapping (" + path + ")";
+        } catch (IOException | RuntimeException e) {
+            return null; // the descriptor is closed or the process is gone: its socket reports that
+        }
     }
 
     static final int REMOTE_WRITE = MemoryRegion.REMOTE_WRITE;

@@ -14,6 +14,7 @@ import static io.rdmanio.core.fabric.Completions.RNR_RETRY_EXC_ERR;
 import static io.rdmanio.core.fabric.Completions.SUCCESS;
 import static io.rdmanio.core.fabric.Completions.WR_FLUSH_ERR;
 
+import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.MemoryRegion;
@@ -32,6 +33,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * is lock-free: the completion queue's poller is the single consumer of both completion rings. Entering the
  * error state closes the receive queue to the peer (an atomic flag in the ring), so a receive is either taken by
  * the peer, whose completion then arrives, or flushed here, never both.
+ *
+ * <p>Nothing read from the ring file is trusted: the peer process can write anything into it. Every counter,
+ * sequence and field is checked against what this side knows (its own counts, the ring's capacity, the receive it
+ * posted) where it is read, and a watcher's periodic {@link #check} covers a side that is parked and reads nothing.
+ * A value that cannot be fails the connection with a {@link CmEvent#PROTOCOL_ERROR} naming the field and the
+ * value, after which the ring is never read again (every posted receive is flushed).
  */
 final class ShmQueuePair implements QueuePair {
 
@@ -70,6 +77,9 @@ final class ShmQueuePair implements QueuePair {
     private int peerRecvQueue;
     private int peerCompletions;
     private int peerCapacity;
+    private int capacity0;
+    private int capacity1;
+    private long ringNonce;
     private ShmPeer peer;
     private ShmLink link;
     private volatile boolean attached;
@@ -105,6 +115,10 @@ final class ShmQueuePair implements QueuePair {
     /** The peer will take no more receives and release no more completions: it said so, or it is gone. */
     private volatile boolean peerQuiescent;
     private boolean peerReleased;
+    /** The ring broke its invariants: it is never read again, and every posted receive is flushed. */
+    private volatile boolean ringBroken;
+    /** Watcher only: the peer's count of receives taken from this side's queue, as last checked (monotonic). */
+    private long checkedTaken;
 
     ShmQueuePair(ShmFabric fabric, ShmCmId owner, Config config) throws FabricException {
         if (!(config.sendCq() instanceof ShmCompletionQueue s) || s.fabric != fabric
@@ -173,10 +187,14 @@ final class ShmQueuePair implements QueuePair {
      * Joins the connection's ring file as {@code side} (0: accepting, 1: connecting) and publishes the receives
      * posted so far. Called once by the id, before the peer may send.
      */
-    void attach(ByteBuffer ringFile, int side, int capacity0, int capacity1, ShmPeer peerFabric, ShmLink socket) {
+    void attach(ByteBuffer ringFile, long nonce, int side, int capacity0, int capacity1, ShmPeer peerFabric,
+                ShmLink socket) {
         lock.lock();
         try {
             rings = ringFile;
+            ringNonce = nonce;
+            this.capacity0 = capacity0;
+            this.capacity1 = capacity1;
             myRecvQueue = ShmRingsDescriptor.recvQueueOffset(side, capacity0, capacity1);
             myCompletions = ShmRingsDescriptor.completionQueueOffset(side, capacity0, capacity1);
             peerRecvQueue = ShmRingsDescriptor.recvQueueOffset(1 - side, capacity0, capacity1);
@@ -196,6 +214,7 @@ final class ShmQueuePair implements QueuePair {
         } finally {
             lock.unlock();
         }
+        fabric.attached(this);
     }
 
     /** The connection is established: sends may be posted. */
@@ -221,6 +240,7 @@ final class ShmQueuePair implements QueuePair {
 
     @Override
     public void postRecv(long wrId, MemoryRegion region, int offset, int length) throws FabricException {
+        String broken = null;
         lock.lock();
         try {
             ensureNotFailed();
@@ -251,13 +271,28 @@ final class ShmQueuePair implements QueuePair {
             rRegion[i] = mr;
             rOffset[i] = offset;
             rLength[i] = length;
-            if (attached) {
-                publishReceive(posted);
-                recvPublished = posted + 1;
+            if (attached && !ringBroken) {
+                // The peer can only complete receives this side published: a completion already there means the
+                // ring lies. (Its entry was last written a lap ago and polled here since: reading it costs no
+                // miss, where the peer's taken counter, written on every send, would.)
+                long found = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity,
+                    posted);
+                if (!ShmRingsDescriptor.isEarlierLap(found, posted, recvCapacity)) {
+                    broken = "field sequence of this side's completion queue entry " + (posted & (recvCapacity - 1))
+                        + " is 0x" + Long.toHexString(found) + " before receive " + posted + " was published, expected "
+                        + ShmRingsDescriptor.earlierLap(posted, recvCapacity);
+                    ringBroken = true;
+                } else {
+                    publishReceive(posted);
+                    recvPublished = posted + 1;
+                }
             }
             recvPosted = posted + 1;
         } finally {
             lock.unlock();
+        }
+        if (broken != null) {
+            fail(brokenCause(broken), CAUSE_FAILURE, false);
         }
     }
 
@@ -354,17 +389,33 @@ final class ShmQueuePair implements QueuePair {
             targetOffset = (int) off;
         }
         long t = taken;
-        if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
+        long takenField = ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue);
+        if ((takenField & ShmRingsDescriptor.CLOSED) != 0) {
             completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
             return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
         }
-        if (!ShmRingsDescriptor.tryAcquireReceive(rings, peerRecvQueue, peerCapacity, t)) {
+        if (takenField != t) {
+            return ringBroken(wrId, seq, sendOp, "field taken of the peer's receive queue is " + takenField
+                + ", expected " + t + " (this side is its only taker)");
+        }
+        long posted = ShmRingsDescriptor.getReceiveSequenceAcquire(rings, peerRecvQueue, peerCapacity, t);
+        if (posted != t + 1) {
+            if (!ShmRingsDescriptor.isEarlierLap(posted, t, peerCapacity)) {
+                return ringBroken(wrId, seq, sendOp, "field sequence of the peer's receive queue entry "
+                    + (t & (peerCapacity - 1)) + " is " + posted + ", expected " + (t + 1) + " or "
+                    + ShmRingsDescriptor.earlierLap(t, peerCapacity));
+            }
             completeSend(wrId, seq, sendOp, RNR_RETRY_EXC_ERR, 0);
             fabric.receiverNotReady();
             return "receiver not ready: a " + (kind == WR_WRITE_IMM ? "write with immediate" : "send") + " from " + this
                 + " arrived where the peer had no receive posted";
         }
         if (!ShmRingsDescriptor.compareAndSetTaken(rings, peerRecvQueue, t)) {
+            if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) == 0) {
+                return ringBroken(wrId, seq, sendOp, "field taken of the peer's receive queue changed under its"
+                    + " only taker (to " + ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) + ", from " + t
+                    + ")");
+            }
             completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
             return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
         }
@@ -373,6 +424,12 @@ final class ShmQueuePair implements QueuePair {
         int recvRkey = rings.getInt(e + ShmRingsDescriptor.RECV_RKEY);
         int recvOffset = rings.getInt(e + ShmRingsDescriptor.RECV_OFFSET);
         int recvLength = rings.getInt(e + ShmRingsDescriptor.RECV_LENGTH);
+        if (recvLength < 0 && kind != WR_WRITE_IMM) {
+            ShmRingsDescriptor.beginCompletion(rings, peerCompletions, peerCapacity, t);
+            releaseCompletion(t, LOC_PROT_ERR, OP_RECV, 0, 0, 0);
+            return ringBroken(wrId, seq, sendOp, "field length of the peer's receive queue entry "
+                + (t & (peerCapacity - 1)) + " is " + recvLength);
+        }
         ShmRingsDescriptor.beginCompletion(rings, peerCompletions, peerCapacity, t);
         if (kind != WR_WRITE_IMM) {
             ByteBuffer dst;
@@ -409,6 +466,22 @@ final class ShmQueuePair implements QueuePair {
             completeSend(wrId, seq, sendOp, SUCCESS, length);
         }
         return null;
+    }
+
+    /**
+     * The ring broke an invariant seen by the sender (under lock): flushes the send (it did not happen; the queue
+     * pair enters the error state, whose cause the DISCONNECTED event names) and returns that cause, a
+     * {@link CmEvent#PROTOCOL_ERROR}.
+     */
+    private String ringBroken(long wrId, long seq, int sendOp, String what) {
+        completeSend(wrId, seq, sendOp, WR_FLUSH_ERR, 0);
+        ringBroken = true;
+        return brokenCause(what);
+    }
+
+    private String brokenCause(String what) {
+        return CmEvent.PROTOCOL_ERROR + "the shm ring shared with process " + (peer == null ? "?" : peer.pid)
+            + " (" + owner.remoteAddress() + ") is corrupt: " + what;
     }
 
     private void releaseCompletion(long t, int status, int opcode, int byteLen, int imm, int flags) {
@@ -471,27 +544,64 @@ final class ShmQueuePair implements QueuePair {
         long posted = recvPosted;
         int cap = out.capacity();
         boolean hasRings = attached;
+        String broken = null;
         while (k < cap && polled < posted) {
             int i = (int) (polled % maxRecvWr);
-            boolean released = hasRings
-                && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
-            if (!released) {
-                if (state < STATE_ERROR || (polled < closedTaken && !peerQuiescent)) {
+            boolean released = false;
+            if (hasRings && !ringBroken) {
+                long found = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity,
+                    polled);
+                released = found == polled + 1;
+                if (!released && found != ((polled + 1) | ShmRingsDescriptor.IN_PROGRESS)
+                    && !ShmRingsDescriptor.isEarlierLap(found, polled, recvCapacity)) {
+                    broken = "field sequence of this side's completion queue entry " + (polled & (recvCapacity - 1))
+                        + " is 0x" + Long.toHexString(found) + ", expected " + (polled + 1) + ", in progress, or "
+                        + ShmRingsDescriptor.earlierLap(polled, recvCapacity);
                     break;
                 }
-                // Flushable now; look once more, after reading the flush condition: a completion the peer
-                // released before it went quiet must arrive as data, not as a flush.
-                released = hasRings
-                    && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
+            }
+            if (!released) {
+                if (ringBroken) {
+                    if (state < STATE_ERROR) {
+                        break; // the failure is on its way (from the thread that found the ring broken)
+                    }
+                } else if (state < STATE_ERROR || (polled < closedTaken && !peerQuiescent)) {
+                    break;
+                } else {
+                    // Flushable now; look once more, after reading the flush condition: a completion the peer
+                    // released before it went quiet must arrive as data, not as a flush.
+                    released = hasRings
+                        && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
+                }
+            }
+            if (released && !ringBroken) {
+                // (That the peer counted this receive taken is checked periodically, not here: its counter is
+                // written on every send, and reading it would cost a cache miss per completion.)
+                ShmMemoryRegion postedInto = rRegion[i];
+                broken = postedInto == null ? null // destroyed meanwhile: nothing polled here is used any more
+                    : ShmRingsDescriptor.checkReceive(rings, myRecvQueue, recvCapacity, polled, postedInto.rkey(),
+                        rOffset[i], rLength[i]);
+                if (broken != null) {
+                    break;
+                }
             }
             if (released) {
                 int e = ShmRingsDescriptor.completionEntry(myCompletions, recvCapacity, polled);
+                int status = rings.getInt(e + ShmRingsDescriptor.CQE_STATUS);
+                int opcode = rings.getInt(e + ShmRingsDescriptor.CQE_OPCODE);
+                int byteLen = rings.getInt(e + ShmRingsDescriptor.CQE_BYTE_LEN);
+                int flags = rings.getInt(e + ShmRingsDescriptor.CQE_FLAGS);
+                broken = ShmRingsDescriptor.checkCompletion(status, opcode, byteLen, flags, rLength[i]);
+                if (broken != null) {
+                    broken = broken + " in this side's completion queue entry " + (polled & (recvCapacity - 1));
+                    break;
+                }
                 out.wrId[k] = rWrId[i];
-                out.status[k] = rings.getInt(e + ShmRingsDescriptor.CQE_STATUS);
-                out.opcode[k] = rings.getInt(e + ShmRingsDescriptor.CQE_OPCODE);
-                out.byteLen[k] = rings.getInt(e + ShmRingsDescriptor.CQE_BYTE_LEN);
+                out.status[k] = status;
+                out.opcode[k] = opcode;
+                out.byteLen[k] = byteLen;
                 out.imm[k] = rings.getInt(e + ShmRingsDescriptor.CQE_IMM);
-                out.hasImm[k] = (rings.getInt(e + ShmRingsDescriptor.CQE_FLAGS) & ShmRingsDescriptor.CQE_FLAG_IMM) != 0;
+                out.hasImm[k] = (flags & ShmRingsDescriptor.CQE_FLAG_IMM) != 0;
             } else {
                 out.wrId[k] = rWrId[i];
                 out.status[k] = WR_FLUSH_ERR;
@@ -506,6 +616,10 @@ final class ShmQueuePair implements QueuePair {
             k++;
         }
         recvPolled = polled;
+        if (broken != null) {
+            ringBroken = true;
+            fail(brokenCause(broken), CAUSE_FAILURE, false);
+        }
         return k;
     }
 
@@ -531,13 +645,124 @@ final class ShmQueuePair implements QueuePair {
         if (cq == recvCq) {
             long polled = recvPolled;
             if (polled < recvPosted) {
-                if (attached && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled)) {
-                    return true;
+                if (attached && !ringBroken) {
+                    long found = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity,
+                        polled);
+                    if (found == polled + 1 || (found != ((polled + 1) | ShmRingsDescriptor.IN_PROGRESS)
+                        && !ShmRingsDescriptor.isEarlierLap(found, polled, recvCapacity))) {
+                        return true; // released, or broken: a poll reports either
+                    }
+                }
+                if (ringBroken) {
+                    return state >= STATE_ERROR;
                 }
                 return state >= STATE_ERROR && (polled >= closedTaken || peerQuiescent);
             }
         }
         return false;
+    }
+
+    /** The connection's ring file as mapped here, or {@code null} before attach (for tests). */
+    ByteBuffer rings() {
+        return attached ? rings : null;
+    }
+
+    /** The peer fabric this queue pair is attached to, or {@code null} before attach. */
+    ShmPeer peer() {
+        return attached ? peer : null;
+    }
+
+    /**
+     * Watcher, periodically: checks the ring fields no one reads while both sides are parked (the header, the armed
+     * flags, both receive queues' taken counters and next entries, this side's next completion), so that a ring
+     * overwritten while nobody produces fails within a period instead of leaving both ends waiting forever. Also
+     * runs the notifier if a completion waits behind an armed flag (a doorbell that never came).
+     */
+    void check() {
+        if (!attached || ringBroken || state >= STATE_ERROR) {
+            return;
+        }
+        String bad;
+        boolean lostDoorbell = false;
+        lock.lock();
+        try {
+            if (state >= STATE_ERROR) {
+                return;
+            }
+            bad = checkLocked();
+            if (bad != null) {
+                ringBroken = true;
+            } else {
+                long polled = recvPolled;
+                // Whatever the armed flag says (the peer may have cleared it without ringing): a completion that
+                // waits is worth a signal, which is nothing when no one waits.
+                lostDoorbell = polled < recvPosted
+                    && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (bad != null) {
+            fail(brokenCause(bad), CAUSE_FAILURE, false);
+        } else if (lostDoorbell) {
+            recvCq.fire();
+        }
+    }
+
+    private String checkLocked() {
+        assert lock.isHeldByCurrentThread();
+        String header = ShmRingsDescriptor.checkHeader(rings, ringNonce, capacity0, capacity1);
+        if (header != null) {
+            return header;
+        }
+        int armed = ShmRingsDescriptor.getArmed(rings, myCompletions);
+        if (armed != 0 && armed != 1) {
+            return "field armed of this side's completion queue is " + armed;
+        }
+        armed = ShmRingsDescriptor.getArmed(rings, peerCompletions);
+        if (armed != 0 && armed != 1) {
+            return "field armed of the peer's completion queue is " + armed;
+        }
+        // This side's next completion first, then the counter: a completion released (an acquire load) was counted
+        // taken before, so the counter read after it must show it.
+        long polled = recvPolled;
+        long next = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity, polled);
+        long field = ShmRingsDescriptor.getTakenAcquire(rings, myRecvQueue);
+        if (next == polled + 1 && field <= polled && recvPolled == polled) {
+            return "completion " + polled + " is released, but field taken of this side's receive queue is "
+                + field;
+        }
+        if (field < checkedTaken || field > recvPublished) {
+            return "field taken of this side's receive queue is " + field + ", expected between " + checkedTaken
+                + " and " + recvPublished + " (the receives published)";
+        }
+        checkedTaken = field;
+        field = ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue);
+        if ((field & ~ShmRingsDescriptor.CLOSED) != taken) {
+            return "field taken of the peer's receive queue is " + field + ", expected " + taken
+                + " (this side is its only taker)";
+        }
+        long found = ShmRingsDescriptor.getReceiveSequenceAcquire(rings, peerRecvQueue, peerCapacity, taken);
+        if (found != taken + 1 && !ShmRingsDescriptor.isEarlierLap(found, taken, peerCapacity)) {
+            return "field sequence of the peer's receive queue entry " + (taken & (peerCapacity - 1)) + " is "
+                + found + ", expected " + (taken + 1) + " or " + ShmRingsDescriptor.earlierLap(taken, peerCapacity);
+        }
+        found = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity, polled);
+        boolean expected = (found == polled + 1 && polled < recvPosted)
+            || found == ((polled + 1) | ShmRingsDescriptor.IN_PROGRESS)
+            || ShmRingsDescriptor.isEarlierLap(found, polled, recvCapacity);
+        if (!expected && recvPolled == polled) {
+            return "field sequence of this side's completion queue entry " + (polled & (recvCapacity - 1))
+                + " is 0x" + Long.toHexString(found) + ", expected " + (polled + 1) + " or "
+                + ShmRingsDescriptor.earlierLap(polled, recvCapacity);
+        }
+        return null;
+    }
+
+    /** Fails the connection because the peer broke the fabric's protocol outside the ring ({@code what}). */
+    void failBroken(String what) {
+        ringBroken = true;
+        fail(CmEvent.PROTOCOL_ERROR + what, CAUSE_FAILURE, false);
     }
 
     /** Runs the receive queue's armed notifier: the watcher calls this on a doorbell. */
@@ -559,7 +784,7 @@ final class ShmQueuePair implements QueuePair {
         lock.lock();
         try {
             first = enterErrorLocked();
-            if (fromPeer) {
+            if (fromPeer || ringBroken) {
                 peerQuiescent = true;
             }
         } finally {
@@ -578,7 +803,13 @@ final class ShmQueuePair implements QueuePair {
             return false;
         }
         state = STATE_ERROR;
-        closedTaken = attached ? ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue) : 0;
+        long closed = attached ? ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue) : 0;
+        if (closed < recvPolled || closed > recvPublished) {
+            // Not a count the peer can have reached: nothing it says about this queue is trusted any more.
+            ringBroken = true;
+            peerQuiescent = true;
+        }
+        closedTaken = closed;
         return true;
     }
 
@@ -601,6 +832,7 @@ final class ShmQueuePair implements QueuePair {
         if (recvCq != sendCq) {
             recvCq.detach(this);
         }
+        fabric.detached(this);
         if (p != null) {
             fabric.releasePeer(p);
         }

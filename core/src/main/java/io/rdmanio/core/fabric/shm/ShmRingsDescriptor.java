@@ -1,5 +1,6 @@
 package io.rdmanio.core.fabric.shm;
 
+import io.rdmanio.core.fabric.Completions;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -170,6 +171,68 @@ final class ShmRingsDescriptor {
         return (long) LONG.getAcquire(b, recvEntry(queue, capacity, seq) + RECV_SEQ) == seq + 1;
     }
 
+    /** Sender: the sequence (plus one) of the receive entry {@code seq} maps to (an acquire load). */
+    static long getReceiveSequenceAcquire(ByteBuffer b, int queue, int capacity, long seq) {
+        return (long) LONG.getAcquire(b, recvEntry(queue, capacity, seq) + RECV_SEQ);
+    }
+
+    /**
+     * Whether {@code found}, read from the entry of {@code seq}, is what that entry holds before {@code seq} is
+     * published there: zero on the first lap (the file starts zero-filled), else the sequence of the lap before.
+     */
+    static boolean isEarlierLap(long found, long seq, int capacity) {
+        return seq < capacity ? found == 0 : found == seq + 1 - capacity;
+    }
+
+    static String earlierLap(long seq, int capacity) {
+        return seq < capacity ? "0 (never used)" : (seq + 1 - capacity) + " (the lap before)";
+    }
+
+    /**
+     * Owner: {@code null} when a released completion's body is one a sender writes for a receive of
+     * {@code recvLength} bytes, else which field is wrong and its value.
+     */
+    static String checkCompletion(int status, int opcode, int byteLen, int flags, int recvLength) {
+        if ((flags & ~CQE_FLAG_IMM) != 0) {
+            return "field flags is 0x" + Integer.toHexString(flags);
+        }
+        if (opcode != Completions.OP_RECV && opcode != Completions.OP_RECV_RDMA_WITH_IMM) {
+            return "field opcode is " + opcode + ", not a receive's";
+        }
+        if (((flags & CQE_FLAG_IMM) != 0) != (opcode == Completions.OP_RECV_RDMA_WITH_IMM)) {
+            return "field flags is 0x" + Integer.toHexString(flags) + " with opcode " + opcode;
+        }
+        if (status == Completions.SUCCESS) {
+            if (byteLen < 0 || (opcode == Completions.OP_RECV && byteLen > recvLength)) {
+                return "field byteLen is " + byteLen + ", outside the " + recvLength + "-byte receive posted";
+            }
+        } else if (status == Completions.LOC_LEN_ERR || status == Completions.LOC_PROT_ERR) {
+            if (byteLen != 0 || opcode != Completions.OP_RECV) {
+                return "field byteLen is " + byteLen + " (opcode " + opcode + ") in a failed receive";
+            }
+        } else {
+            return "field status is " + status + ", not one a sender writes";
+        }
+        return null;
+    }
+
+    /**
+     * Owner, polling the completion of receive {@code seq}: {@code null} when its entry still describes the receive
+     * this side posted (the sender copied where the entry said), else which field differs.
+     */
+    static String checkReceive(ByteBuffer b, int queue, int capacity, long seq, int rkey, int offset, int length) {
+        int e = recvEntry(queue, capacity, seq);
+        int foundRkey = b.getInt(e + RECV_RKEY);
+        int foundOffset = b.getInt(e + RECV_OFFSET);
+        int foundLength = b.getInt(e + RECV_LENGTH);
+        if (foundRkey == rkey && foundOffset == offset && foundLength == length) {
+            return null;
+        }
+        return "this side's receive queue entry " + (seq & (capacity - 1)) + " reads rkey 0x"
+            + Integer.toHexString(foundRkey) + " offset " + foundOffset + " length " + foundLength
+            + ", but was posted as rkey 0x" + Integer.toHexString(rkey) + " offset " + offset + " length " + length;
+    }
+
     /** Sender: the receives taken so far, with {@link #CLOSED} if the owner closed the queue. */
     static long getTakenAcquire(ByteBuffer b, int queue) {
         return (long) LONG.getAcquire(b, queue + RECV_TAKEN_OFFSET);
@@ -211,6 +274,16 @@ final class ShmRingsDescriptor {
     /** Owner: whether completion {@code seq} is released (an acquire load; its body may be read after true). */
     static boolean tryAcquireCompletion(ByteBuffer b, int queue, int capacity, long seq) {
         return (long) LONG.getAcquire(b, completionEntry(queue, capacity, seq) + CQE_SEQ) == seq + 1;
+    }
+
+    /** Owner: the sequence word of the completion entry {@code seq} maps to (an acquire load). */
+    static long getCompletionSequenceAcquire(ByteBuffer b, int queue, int capacity, long seq) {
+        return (long) LONG.getAcquire(b, completionEntry(queue, capacity, seq) + CQE_SEQ);
+    }
+
+    /** The armed flag of a completion queue: 0 or 1 in a ring that makes sense. */
+    static int getArmed(ByteBuffer b, int queue) {
+        return (int) INT.getVolatile(b, queue + CQ_ARMED_OFFSET);
     }
 
     /** Owner: asks for a doorbell on the next completion; the caller re-checks the queue afterwards. */

@@ -7,6 +7,8 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.net.StandardProtocolFamily;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
@@ -17,7 +19,13 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * watcher wakes only when a consumer that armed its queue is rung, or a connection changes state. An idle fabric
  * leaves it blocked.
  *
- * <p>Other threads reach it through {@link #execute}, which queues a task and wakes the selector.
+ * <p>Other threads reach it through {@link #execute}, which queues a task and wakes the selector. A periodic task
+ * ({@link #schedule}) makes it wake at that period while the task asks for more; without one it blocks until a
+ * socket or a task needs it.
+ *
+ * <p>It survives a failing handler, including the {@link InternalError} the JDK raises when a mapping touched on
+ * this thread was shrunk under it: one broken connection never takes the watcher, and so every other connection,
+ * down with it.
  */
 final class ShmWatcher implements Runnable {
 
@@ -32,6 +40,11 @@ final class ShmWatcher implements Runnable {
     private final Thread thread;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
+
+    // ---- watcher thread only
+    private BooleanSupplier periodic;
+    private long periodNanos;
+    private long nextDue;
 
     ShmWatcher(String name) throws IOException {
         // The provider of the UNIX-domain channels it watches: the JDK's own. Selector.open() would return
@@ -48,6 +61,20 @@ final class ShmWatcher implements Runnable {
     void execute(Runnable task) {
         tasks.add(task);
         selector.wakeup();
+    }
+
+    /**
+     * Runs {@code task} on the watcher thread every {@code periodMillis} until it returns false; a task scheduled
+     * while another runs is dropped (the caller keeps track).
+     */
+    void schedule(BooleanSupplier task, long periodMillis) {
+        execute(() -> {
+            if (periodic == null) {
+                periodic = task;
+                periodNanos = TimeUnit.MILLISECONDS.toNanos(periodMillis);
+                nextDue = System.nanoTime() + periodNanos;
+            }
+        });
     }
 
     boolean inWatcher() {
@@ -69,15 +96,11 @@ final class ShmWatcher implements Runnable {
     public void run() {
         while (!closed) {
             try {
-                // The action form hands each ready key straight over: no selected-key set, no iterator, so a
-                // doorbell allocates nothing.
-                selector.select(DISPATCH);
-            } catch (IOException e) {
-                continue;
-            }
-            Runnable task;
-            while ((task = tasks.poll()) != null) {
-                runQuietly(task);
+                runOnce();
+            } catch (InternalError e) {
+                // A fault on a shrunk mapping is raised at a later safepoint of this thread, not at the access:
+                // it may land anywhere in this loop. The periodic check then fails the connection it belongs to.
+                uncaught(e);
             }
         }
         try {
@@ -87,18 +110,50 @@ final class ShmWatcher implements Runnable {
         }
     }
 
+    private void runOnce() {
+        try {
+            // The action form hands each ready key straight over: no selected-key set, no iterator, so a
+            // doorbell allocates nothing.
+            if (periodic == null) {
+                selector.select(DISPATCH);
+            } else {
+                long left = nextDue - System.nanoTime();
+                if (left > 0) {
+                    selector.select(DISPATCH, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } else {
+                    selector.selectNow(DISPATCH);
+                }
+            }
+        } catch (IOException e) {
+            return;
+        }
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            runQuietly(task);
+        }
+        if (periodic != null && System.nanoTime() - nextDue >= 0) {
+            nextDue = System.nanoTime() + periodNanos;
+            BooleanSupplier p = periodic;
+            runQuietly(() -> {
+                if (!p.getAsBoolean()) {
+                    periodic = null;
+                }
+            });
+        }
+    }
+
     private static void dispatch(SelectionKey key) {
         if (!key.isValid()) {
             return;
         }
         try {
             ((Handler) key.attachment()).ready(key);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | InternalError e) {
             uncaught(e);
         }
     }
 
-    private static void uncaught(RuntimeException e) {
+    private static void uncaught(Throwable e) {
         // One broken connection never takes the watcher down with it.
         Thread t = Thread.currentThread();
         t.getUncaughtExceptionHandler().uncaughtException(t, e);
@@ -107,7 +162,7 @@ final class ShmWatcher implements Runnable {
     private static void runQuietly(Runnable task) {
         try {
             task.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | InternalError e) {
             uncaught(e);
         }
     }

@@ -76,6 +76,12 @@ final class PeerProcess implements AutoCloseable {
         }
     }
 
+    /** Writes {@code line} to the peer's standard input. */
+    void send(String line) throws IOException {
+        process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        process.getOutputStream().flush();
+    }
+
     long pid() {
         return process.pid();
     }

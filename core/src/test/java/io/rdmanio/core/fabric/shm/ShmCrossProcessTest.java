@@ -376,17 +376,13 @@ class ShmCrossProcessTest {
     }
 
     @Test
-    void peerOfAnotherUserIsRefusedNamingBothUids() throws Exception {
+    void peerOfAnotherUserCannotUseThisUsersDirectory() throws Exception {
         Path setpriv = Path.of("/usr/bin/setpriv");
         Assumptions.assumeTrue(ShmHost.uid() == 0 && Files.isExecutable(setpriv),
             "needs root and setpriv to run the peer as nobody; ShmInProcessTest checks the uid rule directly");
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
         CmId listener = fabric.createId(events);
         listener.bind(at(0));
         listener.listen(4);
-        // Let the other user reach the socket at all (the fabric creates it 0600), so the uid check is what refuses.
-        Files.setPosixFilePermissions(fabric.rendezvousPath(listener.localAddress()),
-            PosixFilePermissions.fromString("rw-rw-rw-"));
         // The other user must be able to read the classes, wherever the checkout lives (a 0700 temporary
         // directory, say): they are copied into a directory readable by all.
         Path readable = Files.createTempDirectory("rdmanio-peer-classes");
@@ -400,12 +396,18 @@ class ShmCrossProcessTest {
             }
         }
         String classPath = String.join(":", entries);
+        // Even opened to all, the directory is this user's: the other user's fabric refuses to use it (and so can
+        // neither reach nor replace the listener's socket); the accepting side's SO_PEERCRED check stays behind it.
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
         try (PeerProcess peer = PeerProcess.startAs(
             List.of(setpriv.toString(), "--reuid=65534", "--regid=65534", "--clear-groups"), classPath,
             "client", dir.toString(), Integer.toString(listener.localAddress().getPort()), "hi")) {
-            String line = peer.expect("EVENT ");
-            assertTrue(line.startsWith("EVENT REJECTED") && line.contains("uid 65534") && line.contains("uid 0"),
+            String line = peer.expect("Exception");
+            assertTrue(line.contains("the shm directory " + dir + " is owned by uid 0") && line.contains("0777"),
                 line);
+        } finally {
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+            ShmTestSupport.deleteDirectory(readable);
         }
         assertEquals(null, events.poll(), "a refused user never reaches the listener as a request");
         listener.close();

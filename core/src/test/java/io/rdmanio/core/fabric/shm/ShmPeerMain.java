@@ -38,6 +38,12 @@ import java.util.concurrent.locks.LockSupport;
  *   client DIR PORT DATA  connect with DATA, print "EVENT type reason" of the outcome, then exit
  *   engine-echo DIR       the connection engine over shm: listen, print "LISTENING port", echo every byte of
  *                         each accepted connection until its end of stream, print "ECHOED n", close
+ *   hostile-echo DIR ACTION SEED
+ *                         as engine-echo, but once its first connection has echoed a first message and a line
+ *                         came on stdin, it breaks what it shares with the other end and prints "DID ACTION":
+ *                         "zero" or "garbage" (seeded)
+ *                         over the connection's ring file, "region" truncates its own region files, "directory"
+ *                         its region directory, "ring" the ring file (through /proc/self/map_files: root only)
  * </pre>
  */
 public final class ShmPeerMain {
@@ -48,6 +54,9 @@ public final class ShmPeerMain {
     static final int REGION = WRITE_AREA + (1 << 20) + RECEIVES * SLOT;
     static final int SEND_AREA = WRITE_AREA + (1 << 20);
 
+    /** Set when the test writes a line to this process's standard input. */
+    private static volatile boolean goAhead;
+
     private ShmPeerMain() {
     }
 
@@ -55,8 +64,12 @@ public final class ShmPeerMain {
         Thread watchdog = new Thread(() -> {
             try {
                 InputStream in = System.in;
-                while (in.read() >= 0) {
-                    // keep reading until the parent closes our stdin
+                int b;
+                while ((b = in.read()) >= 0) {
+                    // keep reading until the parent closes our stdin; a line is a go-ahead (hostile-echo)
+                    if (b == '\n') {
+                        goAhead = true;
+                    }
                 }
             } catch (IOException e) {
                 // parent gone
@@ -70,7 +83,8 @@ public final class ShmPeerMain {
             case "server": server(fabric, 0, true); break;
             case "bind": server(fabric, Integer.parseInt(args[2]), false); break;
             case "client": client(fabric, Integer.parseInt(args[2]), args[3]); break;
-            case "engine-echo": engineEcho(fabric); break;
+            case "engine-echo": engineEcho(fabric, null, 0); break;
+            case "hostile-echo": engineEcho(fabric, args[2], Long.parseLong(args[3])); break;
             default: throw new IllegalArgumentException(args[0]);
         }
     }
@@ -96,7 +110,7 @@ public final class ShmPeerMain {
         LockSupport.parkNanos(Long.MAX_VALUE);
     }
 
-    private static void engineEcho(Fabric fabric) throws IOException {
+    private static void engineEcho(Fabric fabric, String misdeed, long seed) throws IOException {
         Engine engine = Engines.open(fabric, EngineConfig.DEFAULT);
         Listener listener = engine.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
             ConnectionOptions.DEFAULT);
@@ -110,6 +124,8 @@ public final class ShmPeerMain {
             }
             long echoed = 0;
             boolean eof = false;
+            String pending = misdeed;
+            misdeed = null;
             buf[0].clear();
             while (!eof || buf[0].position() > 0) {
                 if (!eof && buf[0].hasRemaining()) {
@@ -121,11 +137,16 @@ public final class ShmPeerMain {
                 buf[0].flip();
                 echoed += c.write(buf, 0, 1);
                 buf[0].compact();
+                if (pending != null && echoed > 0 && buf[0].position() == 0 && goAhead) {
+                    commit((ShmFabric) fabric, pending, seed);
+                    say("DID " + pending);
+                    pending = null;
+                }
                 if (buf[0].position() > 0 || !eof) {
                     int want = (eof ? 0 : (buf[0].hasRemaining() ? Readiness.READ : 0))
                         | (buf[0].position() > 0 ? Readiness.WRITE : 0);
                     if (want != 0) {
-                        c.await(want, 1_000_000_000L);
+                        c.await(want, pending != null ? 10_000_000L : 1_000_000_000L);
                     }
                 }
             }
@@ -133,6 +154,74 @@ public final class ShmPeerMain {
             say("ECHOED " + echoed);
             c.close();
         }
+    }
+
+    /** Breaks what this process shares with its connection's other end (see the class comment). */
+    private static void commit(ShmFabric fabric, String misdeed, long seed) throws IOException {
+        ShmQueuePair[] live = fabric.liveQueuePairs();
+        ByteBuffer ring = live[0].rings();
+        switch (misdeed) {
+            case "zero":
+                for (int i = 0; i < ring.capacity(); i++) {
+                    ring.put(i, (byte) 0);
+                }
+                break;
+            case "garbage":
+                java.util.Random random = new java.util.Random(seed);
+                for (int i = 0; i < ring.capacity(); i++) {
+                    ring.put(i, (byte) random.nextInt());
+                }
+                break;
+            case "region":
+            case "directory":
+                // Again and again: this process's own fabric grows its files back when it finds them shrunk, and a
+                // hostile peer would not.
+                java.util.List<java.nio.file.Path> files = new java.util.ArrayList<>();
+                if (misdeed.equals("region")) {
+                    for (ShmMemoryRegion r : fabric.sharedRegions()) {
+                        files.add(ShmHost.descriptorPath(ShmHost.pid(), r.file.fd));
+                    }
+                } else {
+                    files.add(ShmHost.descriptorPath(ShmHost.pid(), fabric.directoryFd()));
+                }
+                Thread again = new Thread(() -> {
+                    while (true) {
+                        try {
+                            for (java.nio.file.Path f : files) {
+                                truncate(f);
+                            }
+                        } catch (IOException e) {
+                            return;
+                        }
+                        LockSupport.parkNanos(20_000_000L);
+                    }
+                });
+                again.setDaemon(true);
+                again.start();
+                break;
+            case "ring":
+                truncate(mappedFile("/q-"));
+                break;
+            default:
+                throw new IllegalArgumentException(misdeed);
+        }
+    }
+
+    private static void truncate(java.nio.file.Path file) throws IOException {
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+            java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(0);
+        }
+    }
+
+    /** The /proc/self/map_files entry of the mapping of a deleted shared file whose name contains {@code part}. */
+    private static java.nio.file.Path mappedFile(String part) throws IOException {
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/maps"))) {
+            if (line.contains(part) && line.contains("(deleted)")) {
+                return java.nio.file.Path.of("/proc/self/map_files", line.substring(0, line.indexOf(' ')));
+            }
+        }
+        throw new IOException("no mapping of a file named " + part);
     }
 
     /** One accepted connection of the server. */

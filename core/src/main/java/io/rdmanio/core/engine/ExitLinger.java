@@ -1,0 +1,105 @@
+package io.rdmanio.core.engine;
+
+import io.rdmanio.core.JdkAccess;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps TCP's promise at a normal JVM exit (return from main, {@code System.exit}, a signal that runs shutdown
+ * hooks): the kernel closes a process's sockets and goes on delivering what they held, but a fabric connection's
+ * unsent bytes live in this process and its engine's closer is a daemon thread. One shutdown hook, registered when
+ * the first fabric connection of the JVM is set up, closes every connection still open (FIN after the bytes
+ * written) and drives every engine until each connection has delivered, failed, or outlived
+ * {@code rdmanio.lingerMillis} without delivering. {@code Runtime.halt} and SIGKILL run no hook.
+ *
+ * <p>Thread-safe: the engine set is guarded by its own monitor, a leaf lock.
+ */
+final class ExitLinger {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ExitLinger.class);
+
+    // ---- guarded by ENGINES
+    private static final Set<FabricEngine> ENGINES = Collections.newSetFromMap(new IdentityHashMap<>());
+    private static boolean hookRegistered;
+    private static boolean exiting;
+
+    private ExitLinger() {
+    }
+
+    /** {@code engine} has connections (or may get some): it is driven at exit, and the hook exists. */
+    static void watch(FabricEngine engine) {
+        synchronized (ENGINES) {
+            if (exiting || !ENGINES.add(engine) || hookRegistered) {
+                return;
+            }
+            hookRegistered = true;
+        }
+        if (JdkAccess.registerLateShutdownHook(() -> run(true))) {
+            return;
+        }
+        try {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> run(false), "rdmanio-exit-linger"));
+        } catch (IllegalStateException e) {
+            // Already exiting: the hooks have started, and this connection was set up by one of them.
+            LOG.debug("the JVM is exiting; a connection set up now is not lingered at exit");
+        }
+    }
+
+    /** A closed engine has nothing left to deliver. */
+    static void forget(FabricEngine engine) {
+        synchronized (ENGINES) {
+            ENGINES.remove(engine);
+        }
+    }
+
+    /**
+     * Drives every engine's connections to delivery. {@code afterApplicationHooks}: this runs after every
+     * application shutdown hook has finished, so connections are closed at once and, once delivered, the engines
+     * are closed too (their listeners, rendezvous files and fabric threads: a thread blocked in a system call,
+     * such as shm's watcher in its selector, would otherwise hold up the JVM's exit by some 300 ms). Otherwise it
+     * runs beside the application's hooks, which may still be using a connection, so each is closed only once
+     * its application has left it unused for a moment, and the engines stay open.
+     */
+    private static void run(boolean afterApplicationHooks) {
+        List<FabricEngine> engines;
+        synchronized (ENGINES) {
+            exiting = true;
+            engines = new ArrayList<>(ENGINES);
+        }
+        // Every engine's connections are closed before any is waited for, so that their deadlines run together.
+        List<Thread> waits = new ArrayList<>(engines.size());
+        for (FabricEngine e : engines) {
+            Thread t = new Thread(() -> {
+                try {
+                    e.lingerAtExit(afterApplicationHooks);
+                } catch (RuntimeException ex) {
+                    LOG.warn("delivering the {} engine's connections at exit failed", e.fabricName(), ex);
+                }
+            }, "rdmanio-exit-linger-" + e.fabricName());
+            t.start();
+            waits.add(t);
+        }
+        for (Thread t : waits) {
+            try {
+                t.join();
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        if (afterApplicationHooks) {
+            for (FabricEngine e : engines) {
+                try {
+                    e.close();
+                } catch (RuntimeException ex) {
+                    LOG.debug("closing the {} engine at exit failed", e.fabricName(), ex);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package io.rdmanio.core.buffer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rdmanio.core.fabric.Fabric;
+import io.rdmanio.core.fabric.Fabrics;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The pool grows by chunks and gives whole free chunks back beyond {@link SlotPool#RETAINED_CHUNKS}. */
+class SlotPoolTest {
+
+    @Test
+    void aBurstGivesItsChunksBackAndTheirNumbersAreReused() throws Exception {
+        try (Fabric fabric = Fabrics.open("loopback", Map.of())) {
+            SlotPool pool = new SlotPool(fabric, 1024, 16 * 1024);
+            int perChunk = pool.slotsPerChunk();
+            long chunkBytes = (long) perChunk * 1024;
+            // Ten connections' worth, each a chunk and a half.
+            int each = perChunk + perChunk / 2;
+            int[][] held = new int[10][each];
+            for (int[] ids : held) {
+                pool.allocate(ids, each);
+            }
+            assertEquals(15 * chunkBytes, pool.registeredBytes());
+            for (int[] ids : held) {
+                pool.free(ids, each);
+            }
+            assertEquals(0, pool.slotsInUse());
+            long now = System.nanoTime();
+            assertEquals(now + 1_000_000_000L, pool.releaseIdleChunks(now, 1_000_000_000L), 1_000_000_000L,
+                "the grace not yet over: nothing released, the next release due within it");
+            assertEquals(15 * chunkBytes, pool.registeredBytes());
+            assertEquals(Long.MAX_VALUE, pool.releaseIdleChunks(System.nanoTime(), 0));
+            assertEquals(SlotPool.RETAINED_CHUNKS * chunkBytes, pool.registeredBytes(), "what stays registered");
+            // Reused: new slots come from the retained chunks first, then from released chunk numbers, and every
+            // id names memory that is registered.
+            int[] again = new int[4 * perChunk];
+            pool.allocate(again, again.length);
+            assertEquals(4 * chunkBytes, pool.registeredBytes());
+            Set<Integer> chunks = new HashSet<>();
+            for (int id : again) {
+                chunks.add(id / perChunk);
+                assertTrue(pool.region(id).buffer().capacity() >= pool.offset(id) + 1024);
+            }
+            assertEquals(4, chunks.size());
+            assertTrue(chunks.stream().allMatch(c -> c < 15), "chunk numbers reused: " + chunks);
+            pool.free(again, again.length);
+            pool.releaseIdleChunks(System.nanoTime(), 0);
+            assertEquals(SlotPool.RETAINED_CHUNKS * chunkBytes, pool.registeredBytes());
+            pool.close();
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package io.rdmanio.selector.shm;
+
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * A plain java.nio writer for the writer-ending tests: connects to {@code 127.0.0.1:PORT}, writes {@code BYTES}
+ * bytes of {@link NioPeerMain#pattern} in blocking mode, says {@code WROTE n}, then {@code ENDING how} and ends
+ * its life one way:
+ *
+ * <pre>
+ * return         return from main, the channel left open
+ * exit           System.exit(0), the channel left open
+ * close-return   close, then return from main
+ * close-exit     close, then System.exit(0)
+ * shutout-exit   shutdownOutput, then System.exit(0)
+ * hook-close     return from main; a shutdown hook writes the last 64 KiB, then closes
+ * hook-slow      as hook-close, but the hook first works for half a second (a graceful stop that takes its time)
+ * hang           nothing: waits (at most ten minutes) to be killed
+ * </pre>
+ * It knows nothing of rdmanio: the JVM it runs in decides whether the socket is the JDK's TCP or a fabric's.
+ */
+public final class WriterEndingMain {
+
+    private WriterEndingMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = System.out;
+        int port = Integer.parseInt(args[0]);
+        int bytes = Integer.parseInt(args[1]);
+        String ending = args[2];
+        SocketChannel ch = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+        ByteBuffer b = ByteBuffer.wrap(NioPeerMain.pattern(bytes, 5));
+        if (ending.equals("hook-close") || ending.equals("hook-slow")) {
+            // The rest is written by a shutdown hook, as a server's graceful stop answers its last requests.
+            b.limit(bytes - (64 << 10));
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    if (ending.equals("hook-slow")) {
+                        Thread.sleep(500);
+                    }
+                    b.limit(bytes);
+                    while (b.hasRemaining()) {
+                        ch.write(b);
+                    }
+                    ch.close();
+                } catch (Exception e) {
+                    out.println("ERROR in the hook: " + e);
+                    out.flush();
+                }
+            }, "writer-hook"));
+        }
+        while (b.hasRemaining()) {
+            ch.write(b);
+        }
+        out.println("WROTE " + bytes);
+        out.println("ENDING " + ending);
+        out.flush();
+        switch (ending) {
+            case "return":
+            case "hook-close":
+            case "hook-slow":
+                return;
+            case "exit":
+                System.exit(0);
+                break;
+            case "close-return":
+                ch.close();
+                return;
+            case "close-exit":
+                ch.close();
+                System.exit(0);
+                break;
+            case "shutout-exit":
+                ch.shutdownOutput();
+                System.exit(0);
+                break;
+            case "hang":
+                Thread.sleep(600_000);
+                System.exit(3);
+                break;
+            default:
+                out.println("ERROR unknown ending " + ending);
+                System.exit(2);
+        }
+    }
+}

@@ -1,0 +1,380 @@
+package io.rdmanio.selector.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.rdmanio.core.engine.Engines;
+import io.rdmanio.selector.RdmaSelectorProvider;
+import io.rdmanio.selector.config.RdmanioConfig;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.SelectorProvider;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * TCP's promise at each way a writer ends: every byte a write accepted reaches a slow reader, then end of stream.
+ * The scenario is written once ({@link #readSlowly}) and run against the JDK's TCP and rdmanio: with the writer in
+ * a second JVM that ends in each of five ways ({@link WriterEndingMain}: return from main or {@code System.exit}
+ * with the channel open, close then return or exit, shutdownOutput then exit; and a shutdown hook that writes the
+ * last bytes and closes), over the JDK's TCP and over shm;
+ * and, where exit cannot be tested, with the writer in this JVM closing (plainly, after shutdownOutput, or with
+ * {@code SO_LINGER} of a few seconds), over the JDK's TCP, rdmanio's loopback fabric and shm.
+ */
+@Timeout(value = 120)
+class WriterEndingParityTest {
+
+    private static final int MB3 = 3 << 20;
+    /** Bytes per read of the slow reader, and how long it pauses after each (a reader slower than the writer). */
+    private static final int READ_CHUNK = 32 << 10;
+    private static final long READ_PAUSE_MILLIS = 3;
+
+    @TempDir
+    static Path tmp;
+
+    private static ShmNio shm;
+    private static SelectorProvider loopback;
+
+    @BeforeAll
+    static void start() throws IOException {
+        shm = ShmNio.open();
+        loopback = new RdmaSelectorProvider(new RdmanioConfig(ShmNio.router(a -> a.getAddress().isLoopbackAddress()),
+            (peer, listening) -> Engines.get("loopback"), "loopback", null));
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        if (shm != null) {
+            shm.close();
+        }
+    }
+
+    private static SelectorProvider provider(String transport) {
+        switch (transport) {
+            case "tcp":
+                // The test JVM does not install rdmanio system-wide: this is the JDK's own provider.
+                assertFalse(SelectorProvider.provider() instanceof RdmaSelectorProvider);
+                return SelectorProvider.provider();
+            case "loopback":
+                return loopback;
+            case "shm":
+                return shm.provider;
+            default:
+                throw new IllegalArgumentException(transport);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, {1} bytes, writer JVM ends by {2}")
+    @CsvSource({
+        "tcp, 3145728, return", "tcp, 3145728, exit", "tcp, 3145728, close-return", "tcp, 3145728, close-exit",
+        "tcp, 3145728, shutout-exit", "tcp, 102400, return", "tcp, 3145728, hook-close", "tcp, 3145728, hook-slow",
+        "shm, 3145728, return", "shm, 3145728, exit", "shm, 3145728, close-return", "shm, 3145728, close-exit",
+        "shm, 3145728, shutout-exit", "shm, 102400, return", "shm, 3145728, hook-close", "shm, 3145728, hook-slow",
+    })
+    void writerInAnotherJvm(String transport, int bytes, String ending) throws Exception {
+        try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
+            List<String> args = List.of(Integer.toString(port), Integer.toString(bytes), ending);
+            try (Child writer = transport.equals("shm")
+                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args)) {
+                try (SocketChannel reader = server.accept()) {
+                    readSlowly(reader, NioPeerMain.pattern(bytes, 5), writer);
+                }
+                assertEquals(0, writer.awaitExit(), "the writer's exit status; it printed: " + writer.output());
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, writer thread ends by {1}")
+    @CsvSource({
+        "tcp, close", "tcp, shutout-close", "tcp, linger-close",
+        "loopback, close", "loopback, shutout-close", "loopback, linger-close",
+        "shm, close", "shm, shutout-close", "shm, linger-close",
+    })
+    void writerInThisJvm(String transport, String ending) throws Exception {
+        SelectorProvider p = provider(transport);
+        byte[] data = NioPeerMain.pattern(MB3, 5);
+        try (ServerSocketChannel server = p.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            CompletableFuture<Void> wrote = new CompletableFuture<>();
+            Thread writer = new Thread(() -> {
+                try {
+                    SocketChannel ch = p.openSocketChannel();
+                    ch.connect(server.getLocalAddress());
+                    if (ending.equals("linger-close")) {
+                        ch.setOption(StandardSocketOptions.SO_LINGER, 20);
+                    }
+                    ByteBuffer b = ByteBuffer.wrap(data);
+                    while (b.hasRemaining()) {
+                        ch.write(b);
+                    }
+                    if (ending.equals("shutout-close")) {
+                        ch.shutdownOutput();
+                    }
+                    ch.close();
+                    wrote.complete(null);
+                } catch (Throwable e) {
+                    wrote.completeExceptionally(e);
+                }
+            }, "writer");
+            writer.setDaemon(true);
+            writer.start();
+            try (SocketChannel reader = server.accept()) {
+                readSlowly(reader, data, null);
+            }
+            wrote.get(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * SIGKILL of the writer right after its write returned, while the slow reader has most bytes still to read.
+     * Not the same outcome: the kernel holds a TCP socket's bytes and delivers them after the process is gone;
+     * on shm the bytes that had reached the reader's ring are read, in order, then the reset, and the bytes still
+     * staged in the dead process are lost (docs/compatibility.md, "Close, exit and crash").
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"tcp", "shm"})
+    void killedWriter(String transport) throws Exception {
+        byte[] expected = NioPeerMain.pattern(MB3, 5);
+        try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            List<String> args = List.of(
+                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(MB3),
+                "hang");
+            try (Child writer = transport.equals("shm")
+                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args);
+                 SocketChannel reader = server.accept()) {
+                ByteBuffer b = ByteBuffer.allocate(READ_CHUNK);
+                CRC32 crc = new CRC32();
+                long total = 0;
+                long atKill = -1;
+                IOException failure = null;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS * 3);
+                try {
+                    int n;
+                    while (true) {
+                        // Killed before the last chunk is read at the latest: the writer hangs until it is.
+                        if (atKill < 0 && (writer.printed("ENDING") || total >= MB3 - READ_CHUNK)) {
+                            writer.awaitPrinted("ENDING");
+                            writer.kill();
+                            atKill = total;
+                        }
+                        if ((n = reader.read(b.clear())) < 0) {
+                            break;
+                        }
+                        assertTrue(System.nanoTime() - deadline < 0, "no end in time; read " + total);
+                        crc.update(b.array(), 0, n);
+                        total += n;
+                        Thread.sleep(READ_PAUSE_MILLIS);
+                    }
+                } catch (IOException e) {
+                    failure = e;
+                }
+                assertTrue(atKill >= 0 && atKill < MB3, "the writer was killed with bytes unread (" + atKill + ")");
+                assertEquals(NioPeerMain.crc(expected, 0, (int) total), crc.getValue(), "the bytes read are the "
+                    + "stream's first " + total + ", in order");
+                System.out.println(transport + ": writer killed when " + atKill + " bytes were read; the reader got "
+                    + total + " of " + MB3 + ", then " + (failure == null ? "end of stream" : failure));
+                if (transport.equals("tcp")) {
+                    assertEquals(null, failure, "the kernel delivers a killed process's bytes, then FIN");
+                    assertEquals(MB3, total);
+                } else {
+                    assertNotNull(failure, "a killed shm peer is a reset");
+                    assertFalse(failure instanceof ClosedChannelException, failure.toString());
+                }
+            }
+        }
+    }
+
+    /**
+     * The exit's wait is bounded: a writer JVM whose reader never reads exits after {@code rdmanio.lingerMillis}
+     * without progress, and the reader then reads what had reached its ring, then the reset.
+     */
+    @Test
+    void exitWithANeverReadingPeerEndsAfterTheLingerBound() throws Exception {
+        try (ServerSocketChannel server = shm.provider.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            List<String> args = List.of(
+                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(MB3),
+                "return");
+            try (Child writer = Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of("-Drdmanio.lingerMillis=500"),
+                    args);
+                 SocketChannel reader = server.accept()) {
+                assertEquals(0, writer.awaitExit(), "the writer's exit status; it printed: " + writer.output());
+                byte[] expected = NioPeerMain.pattern(MB3, 5);
+                ByteBuffer in = ByteBuffer.allocate(MB3);
+                IOException e = assertThrows(IOException.class, () -> {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS);
+                    while (System.nanoTime() - deadline < 0) {
+                        if (reader.read(in) < 0) {
+                            return;
+                        }
+                    }
+                }, "the unread rest was given up: a reset after the bytes that had arrived");
+                assertTrue(in.position() > 0 && in.position() < MB3, "bytes before the reset: " + in.position());
+                assertEquals(NioPeerMain.crc(expected, 0, in.position()),
+                    NioPeerMain.crc(in.array(), 0, in.position()), "the bytes read are the stream's first ones");
+                System.out.println("never-reading peer: the writer exited after its linger bound; the reader got "
+                    + in.position() + " bytes, then " + e);
+            }
+        }
+    }
+
+    /**
+     * The reader's side of the scenario: reads slowly (small reads with a pause after each) until end of stream;
+     * every byte must arrive, in order, then -1.
+     */
+    private static void readSlowly(SocketChannel ch, byte[] expected, Child writer) throws Exception {
+        ByteBuffer b = ByteBuffer.allocate(READ_CHUNK);
+        CRC32 crc = new CRC32();
+        long total = 0;
+        long whenEnding = -1;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS * 3);
+        int n;
+        try {
+            while ((n = ch.read(b.clear())) >= 0) {
+                assertTrue(System.nanoTime() - deadline < 0, "the stream did not end in time; read " + total
+                    + " of " + expected.length + (writer == null ? "" : "; the writer printed: " + writer.output()));
+                crc.update(b.array(), 0, n);
+                total += n;
+                if (whenEnding < 0 && writer != null && writer.printed("ENDING")) {
+                    whenEnding = total;
+                }
+                Thread.sleep(READ_PAUSE_MILLIS);
+            }
+        } catch (IOException e) {
+            fail("the reader failed after " + total + " of " + expected.length + " bytes: " + e
+                + (writer == null ? "" : "; the writer printed: " + writer.output()), e);
+        }
+        assertEquals(expected.length, total, "bytes before end of stream");
+        assertEquals(NioPeerMain.crc(expected, 0, expected.length), crc.getValue(), "checksum of the bytes");
+        assertEquals(-1, ch.read(b.clear()), "end of stream stays");
+        if (writer != null) {
+            System.out.println("writer ended (" + writer.output().replace('\n', ' ') + ") when the reader had read "
+                + (whenEnding < 0 ? "everything" : whenEnding + " bytes"));
+        }
+    }
+
+    /** The writer's JVM: the JDK's TCP (no provider) or rdmanio on shm; its output read line by line. */
+    private static final class Child implements AutoCloseable {
+        private final Process process;
+        private final List<String> seen = Collections.synchronizedList(new ArrayList<>());
+
+        private Child(List<String> command) throws IOException {
+            process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            Thread t = new Thread(() -> {
+                try (BufferedReader in = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = in.readLine()) != null) {
+                        seen.add(line);
+                    }
+                } catch (IOException e) {
+                    // the process is gone
+                }
+            }, "writer-output");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        static Child plain(List<String> args) throws IOException {
+            List<String> cmd = new ArrayList<>(List.of(java(), "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
+                System.getProperty("java.class.path"), WriterEndingMain.class.getName()));
+            cmd.addAll(args);
+            return new Child(cmd);
+        }
+
+        static Child onShm(Path shmDir, Path rules, List<String> jvmArgs, List<String> args) throws IOException {
+            List<String> cmd = new ArrayList<>(jvmArgs);
+            cmd.add(0, java());
+            cmd.addAll(List.of("-Xshare:auto", "-XX:TieredStopAtLevel=1",
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
+                // As the agent exports it: rdmanio's exit hook runs after the application's (hook-slow).
+                "--add-exports", "java.base/jdk.internal.access=ALL-UNNAMED",
+                "-Djava.nio.channels.spi.SelectorProvider=" + RdmaSelectorProvider.class.getName(),
+                "-Drdmanio.rules=" + rules, "-Drdmanio.fabric=shm", "-Drdmanio.shm.dir=" + shmDir,
+                "-cp", System.getProperty("java.class.path"), WriterEndingMain.class.getName()));
+            cmd.addAll(args);
+            return new Child(cmd);
+        }
+
+        private static String java() {
+            return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        }
+
+        void kill() throws InterruptedException {
+            process.destroyForcibly();
+            if (!process.waitFor(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                fail("a killed writer did not exit in time");
+            }
+        }
+
+        void awaitPrinted(String prefix) throws InterruptedException {
+            long deadline = System.nanoTime() + ShmNio.TIMEOUT_NANOS;
+            while (!printed(prefix)) {
+                if (System.nanoTime() - deadline > 0 || !process.isAlive()) {
+                    fail("the writer did not print " + prefix + "; it printed: " + output());
+                }
+                Thread.sleep(10);
+            }
+        }
+
+        boolean printed(String prefix) {
+            synchronized (seen) {
+                for (String s : seen) {
+                    if (s.startsWith(prefix)) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+        }
+
+        int awaitExit() throws InterruptedException {
+            if (!process.waitFor(ShmNio.TIMEOUT_SECONDS * 3, TimeUnit.SECONDS)) {
+                fail("the writer did not exit in time; it printed: " + output());
+            }
+            return process.exitValue();
+        }
+
+        String output() {
+            synchronized (seen) {
+                return String.join("\n", seen);
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            if (process.isAlive()) {
+                process.destroyForcibly();
+                process.waitFor(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+        }
+    }
+}
