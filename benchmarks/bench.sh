@@ -6,6 +6,7 @@
 #                                   PNG plots regenerated from it
 #   benchmarks/bench.sh --profile   the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
 #   benchmarks/bench.sh --plots     only regenerate the plots from the JSON already in benchmarks/results/
+#   benchmarks/bench.sh --startup   a JVM's whole life (start, main, exit) with and without the agent, 7 runs each
 #   ... --transports tcp,disni      (after --quick or alone) only these transports; tcp is always one of them
 #
 # Builds the agent jar and the benchmarks jar first when they are missing or older than the sources.
@@ -19,8 +20,8 @@ agent_jar="$root/selector/target/rdmanio-agent.jar"
 
 mode=full
 case "${1:-}" in
-  --quick|--profile|--plots) mode="${1#--}"; shift ;;
-  -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+  --quick|--profile|--plots|--startup) mode="${1#--}"; shift ;;
+  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
 esac
 extra=()
 if [[ "${1:-}" == --transports && $mode != plots && $mode != profile ]]; then
@@ -80,7 +81,42 @@ java=java
 [[ -n "${JAVA_HOME:-}" ]] && java="$JAVA_HOME/bin/java"
 cp="$bench_jar:$agent_jar"
 
+# time_ms COMMAND...: the wall time of COMMAND's whole life in ms.
+time_ms() {
+  local t0 t1
+  t0=$(date +%s%N)
+  "$@" > /dev/null 2>&1 || { echo "bench.sh: '$*' failed" >&2; exit 1; }
+  t1=$(date +%s%N)
+  echo $(( (t1 - t0) / 1000000 ))
+}
+
+# spread LABEL FILE: min / median / max of the numbers in FILE.
+spread() {
+  sort -n "$2" | awk -v label="$1" '{ t[NR] = $1 } END {
+    m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+    printf "  %-46s %6d / %6d / %6d ms\n", label, t[1], m, t[NR] }'
+}
+
 case $mode in
+  startup)
+    tmp="$(mktemp -d)"
+    trap 'rm -rf "$tmp"' EXIT
+    printf 'bind 127.0.0.1 *\nconnect 127.0.0.1 *\n' > "$tmp/rules"
+    hello=(-cp "$bench_jar" io.rdmanio.benchmarks.StartupHello)
+    runs=7
+    echo "A JVM's whole life (start, main, exit), $runs rounds of the four runs in turn (so load hits all alike)"
+    for ((i = 0; i < runs; i++)); do
+      time_ms "$java" "${hello[@]}" >> "$tmp/plain"
+      time_ms "$java" -javaagent:"$agent_jar" "${hello[@]}" >> "$tmp/agent"
+      time_ms "$java" "${hello[@]}" socket >> "$tmp/plain-socket"
+      time_ms "$java" -javaagent:"$agent_jar=rules=$tmp/rules,fabric=shm" "${hello[@]}" socket >> "$tmp/agent-socket"
+    done
+    echo "  min / median / max"
+    spread "hello, no agent" "$tmp/plain"
+    spread "hello, agent, no rules" "$tmp/agent"
+    spread "hello over a socket, no agent" "$tmp/plain-socket"
+    spread "hello over a socket, agent, the socket on shm" "$tmp/agent-socket"
+    ;;
   quick)
     tmp="$(mktemp -d)"
     trap 'rm -rf "$tmp"' EXIT

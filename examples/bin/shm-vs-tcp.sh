@@ -1,12 +1,29 @@
 #!/usr/bin/env bash
 # The same unmodified NIO server and client, as two processes, first on the JDK's TCP, then with only the agent
-# flag on the shm fabric; prints their numbers side by side.
-#   examples/bin/shm-vs-tcp.sh [SECONDS]      each measurement's time after a one-second warm-up (default 2)
+# flag on the shm fabric, repeated as PAIRS back-to-back pairs; prints each pair's numbers and the spread
+# (min/median/max) of the shm/TCP ratios over the pairs: one run on a shared machine says little.
+#   examples/bin/shm-vs-tcp.sh [SECONDS [PAIRS]]   each measurement's time after a one-second warm-up
+#                                                (default 2), and the number of pairs (default 3)
+#   CONTEND=N examples/bin/shm-vs-tcp.sh ...       the same with N CPU-bound processes running beside the pair
+#                                                (a machine doing other work), stopped when the script ends
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_built
 SECONDS_EACH="${1:-2}"
+PAIRS="${2:-3}"
+CONTEND="${CONTEND:-0}"
 with_work_dir
+# CPU-bound processes beside the pair, each one bounded in time should the script be killed before its trap runs.
+CONTENDERS=()
+stop_contenders() {
+    (( ${#CONTENDERS[@]} == 0 )) || kill "${CONTENDERS[@]}" 2>/dev/null || true
+    cleanup_work_dir
+}
+trap stop_contenders EXIT
+for ((i = 0; i < CONTEND; i++)); do
+    timeout 900 sh -c 'while :; do :; done' &
+    CONTENDERS+=($!)
+done
 cat > "$WORK/rules" <<RULES
 bind 127.0.0.1 *
 connect 127.0.0.1 *
@@ -29,7 +46,7 @@ run() {
     fi
     java "${agent[@]}" -cp "$CP" io.rdmanio.examples.measure.MeasureClient 127.0.0.1 "$port" "$SECONDS_EACH" \
         > "$WORK/$label-client.log" 2>&1 || { cat "$WORK/$label-client.log" >&2; exit 1; }
-    sed -n '/^result /!s/^/    /p' "$WORK/$label-client.log"
+    [[ "${QUIET:-0}" == 1 ]] || sed -n '/^result /!s/^/    /p' "$WORK/$label-client.log"
     grep '^result ' "$WORK/$label-client.log" > "$WORK/$label.result"
     kill "$SERVER_PID"
     wait "$SERVER_PID" 2>/dev/null || true
@@ -38,18 +55,47 @@ run() {
 
 field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$WORK/$1.result"; }
 
-echo "==> JDK TCP: java -cp ... MeasureServer / MeasureClient (no agent)"
-run tcp
-echo "==> rdmanio shm: the same two commands with -javaagent:rdmanio-agent.jar=rules=...,fabric=shm"
-run shm "rules=$WORK/rules,fabric=shm"
-echo "    client: $(summary "$WORK/shm-client.json"); server: $(summary "$WORK/shm-server.json")"
+: > "$WORK/pairs"
+for ((pair = 1; pair <= PAIRS; pair++)); do
+    QUIET=1
+    (( pair == 1 )) && QUIET=0
+    (( QUIET )) || echo "==> JDK TCP: java -cp ... MeasureServer / MeasureClient (no agent)"
+    run tcp
+    (( QUIET )) || echo "==> rdmanio shm: the same two commands with -javaagent:rdmanio-agent.jar=rules=...,fabric=shm"
+    run shm "rules=$WORK/rules,fabric=shm"
+    (( QUIET )) || echo "    client: $(summary "$WORK/shm-client.json"); server: $(summary "$WORK/shm-server.json")"
+    echo "$pair $(field tcp rtt_p50_us) $(field shm rtt_p50_us) $(field tcp rtt_mean_us) $(field shm rtt_mean_us)" \
+        "$(field tcp stream_mb_s) $(field shm stream_mb_s)" >> "$WORK/pairs"
+done
 
-awk -v tp50="$(field tcp rtt_p50_us)" -v sp50="$(field shm rtt_p50_us)" \
-    -v tmean="$(field tcp rtt_mean_us)" -v smean="$(field shm rtt_mean_us)" \
-    -v tmbs="$(field tcp stream_mb_s)" -v smbs="$(field shm stream_mb_s)" 'BEGIN {
-    printf "==> side by side (one run, this machine)\n"
-    printf "    %-30s %12s %12s %8s\n", "", "JDK TCP", "rdmanio shm", "shm/TCP"
-    printf "    %-30s %9.1f us %9.1f us %7.2fx\n", "64 B round trip, median", tp50, sp50, sp50 / tp50
-    printf "    %-30s %9.1f us %9.1f us %7.2fx\n", "64 B round trip, mean", tmean, smean, smean / tmean
-    printf "    %-30s %7.0f MB/s %7.0f MB/s %7.2fx\n", "stream, 1 MiB writes", tmbs, smbs, smbs / tmbs
-}'
+# Each pair on its own line, then min/median/max of each column over the pairs.
+awk -v pairs="$PAIRS" -v contend="$CONTEND" '
+function sortcol(a, n,    i, j, t) {
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+}
+function spread(name, a, unit, fmt,    n, median) {
+    n = pairs; sortcol(a, n)
+    median = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    printf "    %-30s " fmt " / " fmt " / " fmt "%s\n", name, a[1], median, a[n], unit
+}
+{
+    i = NR; tp[i] = $2; sp[i] = $3; tm[i] = $4; sm[i] = $5; tb[i] = $6; sb[i] = $7
+    r50[i] = $3 / $2; rmean[i] = $5 / $4; rmbs[i] = $7 / $6
+}
+END {
+    printf "==> side by side, %d back-to-back pairs (TCP run, then shm run; this machine as it is now%s)\n", pairs, \
+        (contend > 0 ? sprintf(", %d CPU-bound processes beside the pair", contend) : "")
+    printf "    %-6s %14s %14s %8s %14s %14s %8s\n", "pair", "TCP rtt p50", "shm rtt p50", "shm/TCP", \
+        "TCP stream", "shm stream", "shm/TCP"
+    for (i = 1; i <= NR; i++)
+        printf "    %-6d %11.1f us %11.1f us %7.2fx %9.0f MB/s %9.0f MB/s %7.2fx\n", i, tp[i], sp[i], r50[i], \
+            tb[i], sb[i], rmbs[i]
+    printf "==> spread over the %d pairs: min / median / max\n", pairs
+    spread("64 B round trip, median, TCP", tp, " us", "%.1f")
+    spread("64 B round trip, median, shm", sp, " us", "%.1f")
+    spread("  shm/TCP", r50, "x", "%.2f")
+    spread("64 B round trip, mean, shm/TCP", rmean, "x", "%.2f")
+    spread("stream, 1 MiB writes, TCP", tb, " MB/s", "%.0f")
+    spread("stream, 1 MiB writes, shm", sb, " MB/s", "%.0f")
+    spread("  shm/TCP", rmbs, "x", "%.2f")
+}' "$WORK/pairs"

@@ -50,17 +50,33 @@ class LaunchScriptsTest {
     }
 
     @Test
-    void shmVersusTcpMeasuresBothAndCarriesTheSecondRunOnShm() throws Exception {
-        String out = run("shm-vs-tcp.sh", "0.3");
+    void shmVersusTcpMeasuresRepeatedPairsAndCarriesTheShmRunsOnShm() throws Exception {
+        String out = run("shm-vs-tcp.sh", "0.3", "2");
         // Every echo was checked byte for byte and every streamed byte counted by the server, or the client
         // would have exited 1 and the script with it.
         assertTrue(out.contains("client: fabric 3, TCP 0; server: fabric 3, TCP 0"), out);
-        Matcher rtt = Pattern.compile("64 B round trip, median +([0-9.]+) us +([0-9.]+) us +([0-9.]+)x").matcher(out);
-        Matcher stream = Pattern.compile("stream, 1 MiB writes +(\\d+) MB/s +(\\d+) MB/s +([0-9.]+)x").matcher(out);
-        assertTrue(rtt.find() && stream.find(), out);
-        for (Matcher m : new Matcher[] {rtt, stream}) {
-            assertTrue(Double.parseDouble(m.group(1)) > 0 && Double.parseDouble(m.group(2)) > 0, out);
+        Matcher pair = Pattern.compile("(?m)^ +(\\d+) +([0-9.]+) us +([0-9.]+) us +([0-9.]+)x +(\\d+) MB/s +(\\d+) MB/s"
+                + " +([0-9.]+)x$").matcher(out);
+        int pairs = 0;
+        while (pair.find()) {
+            pairs++;
+            assertEquals(String.valueOf(pairs), pair.group(1), out);
+            for (int g = 2; g <= 7; g++) {
+                assertTrue(Double.parseDouble(pair.group(g)) > 0, out);
+            }
         }
+        assertEquals(2, pairs, out);
+        assertTrue(out.contains("spread over the 2 pairs: min / median / max"), out);
+        Matcher spread = Pattern.compile("shm/TCP +([0-9.]+) / ([0-9.]+) / ([0-9.]+)x").matcher(out);
+        int spreads = 0;
+        while (spread.find()) {
+            spreads++;
+            double min = Double.parseDouble(spread.group(1));
+            double median = Double.parseDouble(spread.group(2));
+            double max = Double.parseDouble(spread.group(3));
+            assertTrue(0 < min && min <= median && median <= max, out);
+        }
+        assertEquals(3, spreads, out);
     }
 
     @Test

@@ -42,6 +42,7 @@ public final class ConfigLoader {
     public static final String LINGER_MAX_BYTES = "rdmanio.lingerMaxBytes";
 
     private static final AtomicBoolean STATS_HOOK_REGISTERED = new AtomicBoolean();
+    private static final AtomicBoolean UNKNOWN_WARNED = new AtomicBoolean();
     /** The configuration whose stats file the exit hook writes: the last one loaded with a stats file. */
     private static volatile RdmanioConfig statsConfig;
 
@@ -65,11 +66,25 @@ public final class ConfigLoader {
             System.err.println("rdmanio: " + e.getMessage());
             throw e;
         }
+        warnUnknownProperties();
         if (config.statsFile() != null) {
             writeStatsAtExit(config);
         }
-        TransportStats.register(config);
+        TransportStats.configure(config);
         return config;
+    }
+
+    /**
+     * Says once per process, on stderr, which {@code rdmanio.*} properties rdmanio does not know: a misspelled
+     * setting is a mistake the user must see, but not one worth stopping the program for.
+     */
+    private static void warnUnknownProperties() {
+        if (!UNKNOWN_WARNED.compareAndSet(false, true)) {
+            return;
+        }
+        for (String line : KnownProperties.warnings(System.getProperties().stringPropertyNames())) {
+            System.err.println("rdmanio: " + line);
+        }
     }
 
     /** As {@link #load()}, from {@code properties}, without an exit hook. */

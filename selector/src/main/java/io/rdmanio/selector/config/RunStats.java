@@ -23,6 +23,7 @@ public final class RunStats {
     /** A connection was established (connected or accepted) on a fabric or on TCP. */
     public void connectionOpened(boolean fabric) {
         (fabric ? fabricConnections : tcpConnections).increment();
+        TransportStats.ensureRegistered();
     }
 
     /** Payload bytes moved (read or written) by a channel. */

@@ -16,6 +16,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The JMX view of {@link RunStats}, {@link RouteStats} and the fabric engines' counters, registered once per
  * process on the platform MBean server as {@value #OBJECT_NAME}. Thread-safe: every read sums the counters afresh.
+ *
+ * <p>The bean is registered when the first connection is routed, not when the configuration loads: starting the
+ * platform MBean server costs a JVM about 50 ms and some 500 classes, which a program that never opens a routed
+ * socket should not pay at start.
  */
 public final class TransportStats implements TransportStatsMXBean {
 
@@ -26,6 +30,10 @@ public final class TransportStats implements TransportStatsMXBean {
 
     // -- LOCK
     private static TransportStats registered;
+    /** The configuration the bean reports once registered: the last one loaded. */
+    private static RdmanioConfig pending;
+    /** Set once registration was tried (whatever its outcome), so that the routed path checks one volatile. */
+    private static volatile boolean tried;
 
     private volatile RdmanioConfig config;
 
@@ -34,16 +42,32 @@ public final class TransportStats implements TransportStatsMXBean {
     }
 
     /**
-     * Registers the bean (once; a later configuration replaces the one it reports). A JVM without JMX still runs:
-     * the failure is logged, not thrown.
+     * Remembers the configuration the bean reports (a later configuration replaces the one it reports); the bean
+     * itself is registered by {@link #ensureRegistered()}.
      */
-    static void register(RdmanioConfig config) {
+    static void configure(RdmanioConfig config) {
         synchronized (LOCK) {
+            pending = config;
             if (registered != null) {
                 registered.config = config;
+            }
+        }
+    }
+
+    /**
+     * Registers the bean once, for the configuration last given to {@link #configure}; called as connections are
+     * routed. A JVM without JMX still runs: the failure is logged, not thrown.
+     */
+    public static void ensureRegistered() {
+        if (tried) {
+            return;
+        }
+        synchronized (LOCK) {
+            if (tried || pending == null) {
                 return;
             }
-            TransportStats bean = new TransportStats(config);
+            tried = true;
+            TransportStats bean = new TransportStats(pending);
             try {
                 MBeanServer server = ManagementFactory.getPlatformMBeanServer();
                 server.registerMBean(bean, new ObjectName(OBJECT_NAME));

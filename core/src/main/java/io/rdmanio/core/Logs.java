@@ -1,0 +1,48 @@
+package io.rdmanio.core;
+
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.helpers.NOPLogger;
+import org.slf4j.spi.SLF4JServiceProvider;
+
+/**
+ * rdmanio's loggers. SLF4J is the logging API, and rdmanio's lines go to the application's SLF4J provider when it
+ * has one; when it has none they go nowhere, silently. Asking SLF4J itself for a logger in a JVM without a
+ * provider prints SLF4J's three-line "No SLF4J providers were found" notice on stderr, in every program started
+ * with the agent, even one that never opens a routed socket: a transport that is meant to change nothing but the
+ * transport must not write to the application's stderr.
+ *
+ * <p>Thread-safe; the provider is looked up once, with the class loader that loaded rdmanio (where SLF4J's own
+ * lookup would look), or named by SLF4J's {@code slf4j.provider} property.
+ */
+public final class Logs {
+
+    private static final boolean PROVIDED = providerPresent();
+
+    private Logs() {
+    }
+
+    /** The logger of {@code type}: SLF4J's when the application has a provider, else one that drops every line. */
+    public static Logger get(Class<?> type) {
+        return PROVIDED ? LoggerFactory.getLogger(type) : NOPLogger.NOP_LOGGER;
+    }
+
+    /** The logger named {@code name}, as {@link #get(Class)}. */
+    public static Logger get(String name) {
+        return PROVIDED ? LoggerFactory.getLogger(name) : NOPLogger.NOP_LOGGER;
+    }
+
+    private static boolean providerPresent() {
+        if (System.getProperty("slf4j.provider") != null) {
+            return true;
+        }
+        try {
+            return ServiceLoader.load(SLF4JServiceProvider.class, Logs.class.getClassLoader()).iterator().hasNext();
+        } catch (ServiceConfigurationError | RuntimeException | LinkageError e) {
+            // A broken provider: SLF4J would report it; rdmanio stays quiet rather than fail the program.
+            return false;
+        }
+    }
+}
