@@ -810,9 +810,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 throw new FabricException("cannot create a queue pair on an id that is " + stateName());
             }
             ShmQueuePair q = new ShmQueuePair(fabric, this, config);
-            q.sendCq.attach(q);
-            if (q.recvCq != q.sendCq) {
-                q.recvCq.attach(q);
+            q.sendIndex = q.sendCq.attach(q);
+            try {
+                q.recvIndex = q.recvCq == q.sendCq ? q.sendIndex : q.recvCq.attach(q);
+            } catch (FabricException e) {
+                q.sendCq.detach(q, q.sendIndex);
+                throw e;
             }
             qp = q;
             return q;

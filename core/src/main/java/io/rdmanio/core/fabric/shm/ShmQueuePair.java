@@ -26,7 +26,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * One side of an shm connection. Its receive queue and the completion queue of its receives live in the
  * connection's ring file ({@link ShmRingsDescriptor}); its send completions live in a local ring. A send or write
  * is carried out while it is posted: take the peer's oldest published receive, copy into the peer's mapped
- * region, release the completion record, ring the doorbell only if the peer armed.
+ * region, release the completion record, mark this queue pair in the ready map of the peer's completion queue
+ * ({@link ShmReadyMapDescriptor}) unless it is marked already, and ring the doorbell only if the peer armed.
  *
  * <p>Posting takes this queue pair's lock (uncontended: the engine serializes posting per connection). Polling
  * is lock-free: the completion queue's poller is the single consumer of both completion rings. Entering the
@@ -73,6 +74,14 @@ final class ShmQueuePair implements QueuePair {
     private ShmPeer peer;
     private ShmLink link;
     private volatile boolean attached;
+    /** This queue pair's index in the ready maps of sendCq and recvCq; set by the owning id on creation. */
+    int sendIndex = -1;
+    int recvIndex = -1;
+
+    // ---- guarded by lock: the ready map of the peer's receive completion queue, found on the first post
+    private ByteBuffer peerMap;
+    private int peerMapCapacity;
+    private int peerMapIndex;
 
     // ---- guarded by lock: send side
     private long sendTail;
@@ -184,6 +193,7 @@ final class ShmQueuePair implements QueuePair {
             peerCapacity = side == 0 ? capacity1 : capacity0;
             peer = peerFabric;
             link = socket;
+            ShmRingsDescriptor.writeReadyMap(rings, myCompletions, recvCq.mapRkey(), recvIndex);
             if (state == STATE_INIT) {
                 for (long seq = recvPublished; seq < recvPosted; seq++) {
                     publishReceive(seq);
@@ -353,6 +363,13 @@ final class ShmQueuePair implements QueuePair {
             }
             targetOffset = (int) off;
         }
+        if (peerMap == null) {
+            String why = findPeerMap();
+            if (why != null) {
+                completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+                return why;
+            }
+        }
         long t = taken;
         if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
             completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
@@ -411,12 +428,37 @@ final class ShmQueuePair implements QueuePair {
         return null;
     }
 
+    /** Maps the ready map the peer named in the ring file (under lock); null when found, else why not. */
+    private String findPeerMap() {
+        int rkey = ShmRingsDescriptor.readyMapRkey(rings, peerCompletions);
+        int index = ShmRingsDescriptor.readyMapIndex(rings, peerCompletions);
+        ByteBuffer b;
+        try {
+            b = peer.region(rkey, MemoryRegion.REMOTE_WRITE);
+        } catch (IOException e) {
+            return "the peer's completion queue cannot be mapped: " + e.getMessage();
+        }
+        String bad = b == null ? "the peer's completion queue (rkey 0x" + Integer.toHexString(rkey)
+            + ") is not a live region of the peer" : ShmReadyMapDescriptor.check(b, index);
+        if (bad != null) {
+            return bad;
+        }
+        peerMapCapacity = b.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET);
+        peerMapIndex = index;
+        peerMap = b;
+        return null;
+    }
+
     private void releaseCompletion(long t, int status, int opcode, int byteLen, int imm, int flags) {
         ShmRingsDescriptor.writeAndReleaseCompletion(rings, peerCompletions, peerCapacity, t, status, opcode, byteLen,
             imm, flags);
-        if (ShmRingsDescriptor.fenceThenTryDisarm(rings, peerCompletions)) {
-            fabric.doorbellRung();
-            link.ringDoorbell();
+        // Marked once per drain of the peer: while the peer has not polled since, the mark still stands.
+        if (ShmRingsDescriptor.fenceThenTryHint(rings, peerCompletions)) {
+            ShmReadyMapDescriptor.markReady(peerMap, peerMapCapacity, peerMapIndex);
+            if (ShmReadyMapDescriptor.tryDisarm(peerMap)) {
+                fabric.doorbellRung();
+                link.ringDoorbell();
+            }
         }
     }
 
@@ -430,6 +472,7 @@ final class ShmQueuePair implements QueuePair {
         scOpcode[i] = opcode;
         scByteLen[i] = byteLen;
         scTail = t + 1;
+        sendCq.markReady(sendIndex);
     }
 
     private void ensureNotFailed() throws FabricException {
@@ -444,6 +487,20 @@ final class ShmQueuePair implements QueuePair {
 
     // ---------------------------------------------------------------------------------------------------------
     // Polling (the completion queue's single consumer).
+
+    /** Moves what {@code cq} holds of this queue pair's completions into {@code out} from {@code k} on. */
+    int drain(ShmCompletionQueue cq, Completions out, int k) {
+        if (cq == sendCq) {
+            k = drainSends(out, k);
+        }
+        if (cq == recvCq && k < out.capacity()) {
+            if (attached) {
+                ShmRingsDescriptor.clearHintedThenFence(rings, myCompletions);
+            }
+            k = drainReceives(out, k);
+        }
+        return k;
+    }
 
     int drainSends(Completions out, int k) {
         long h = scHead;
@@ -509,21 +566,7 @@ final class ShmQueuePair implements QueuePair {
         return k;
     }
 
-    /** Asks the peer's sender for a doorbell on the next receive completion. */
-    void armReceives() {
-        if (attached) {
-            ShmRingsDescriptor.setArmedThenFence(rings, myCompletions);
-        }
-    }
-
-    /** Withdraws a request for a doorbell (a notifier that already fired needs none). */
-    void disarmReceives() {
-        if (attached) {
-            ShmRingsDescriptor.setDisarmed(rings, myCompletions);
-        }
-    }
-
-    /** Whether a poll of {@code cq} would return something from this queue pair now. */
+    /** Whether a poll of {@code cq} would return something from this queue pair now (the poller only). */
     boolean hasPending(ShmCompletionQueue cq) {
         if (cq == sendCq && scHead != scTail) {
             return true;
@@ -569,6 +612,9 @@ final class ShmQueuePair implements QueuePair {
             fabric.receiverNotReady();
         }
         owner.connectionFailed(cause, code, fromPeer);
+        // Flushes are local completions: mark them, as a peer marks what it releases.
+        sendCq.markReady(sendIndex);
+        recvCq.markReady(recvIndex);
         sendCq.fire();
         recvCq.fire();
     }
@@ -597,9 +643,9 @@ final class ShmQueuePair implements QueuePair {
         } finally {
             lock.unlock();
         }
-        sendCq.detach(this);
+        sendCq.detach(this, sendIndex);
         if (recvCq != sendCq) {
-            recvCq.detach(this);
+            recvCq.detach(this, recvIndex);
         }
         if (p != null) {
             fabric.releasePeer(p);
