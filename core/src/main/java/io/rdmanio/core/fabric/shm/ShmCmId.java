@@ -735,13 +735,19 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 throw new FabricException("accept needs a fresh queue pair; " + q + " is in the error state");
             }
             ShmPeer peer = null;
-            ShmFile ring = null;
+            ShmFile ring;
+            int cap0 = q.recvCapacity;
+            int cap1 = peerCapacity;
             try {
-                peer = fabric.acquirePeer(peerPid, peerNonce, peerDirFd, peerDirInode);
-                int cap0 = q.recvCapacity;
-                int cap1 = peerCapacity;
                 ring = ShmFile.create(fabric.newFilePath('q'), ShmRingsDescriptor.fileLength(cap0, cap1),
                     fabric.group);
+            } catch (IOException | RuntimeException e) {
+                // This process's limit, not the peer's doing: the request stays open so that the caller can
+                // reject it with the reason.
+                throw ShmFabric.limitReached(e, "cannot create the ring file of a connection from " + remote);
+            }
+            try {
+                peer = fabric.acquirePeer(peerPid, peerNonce, peerDirFd, peerDirInode);
                 long ringNonce = RANDOM.nextLong();
                 ShmRingsDescriptor.writeHeader(ring.buffer, ringNonce, cap0, cap1);
                 q.attach(ring.buffer, 0, cap0, cap1, peer, link);

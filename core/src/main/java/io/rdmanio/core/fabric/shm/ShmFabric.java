@@ -6,6 +6,7 @@ import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.Fabric;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.MemoryRegion;
+import io.rdmanio.core.fabric.ResourceLimitException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -15,7 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.GroupPrincipal;
 import java.security.SecureRandom;
-import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -69,8 +70,12 @@ import java.util.regex.Pattern;
  */
 public final class ShmFabric implements Fabric {
 
-    /** Regions a fabric may hold at once (directory slots). */
-    static final int DIRECTORY_CAPACITY = 4096;
+    /**
+     * Regions a fabric may hold at once (directory slots): as many as an rkey can name. The directory file is
+     * sparse, so a slot costs memory only once used (64 bytes); the table is not what limits a process's
+     * connections (open files, mappings and /dev/shm space come first, and each is named when reached).
+     */
+    static final int DIRECTORY_CAPACITY = ShmRegionDirectoryDescriptor.MAX_CAPACITY;
     static final int MAX_QUEUE_DEPTH = ShmRingsDescriptor.MAX_CAPACITY;
     /** The largest inline send: the fabric copies every send at post time, so inline costs nothing extra. */
     static final int MAX_INLINE = 1 << 20;
@@ -96,9 +101,13 @@ public final class ShmFabric implements Fabric {
     private final AtomicInteger localKeys = new AtomicInteger();
 
     // ---- guarded by this
-    private final ShmMemoryRegion[] slots = new ShmMemoryRegion[DIRECTORY_CAPACITY];
-    private final long[] generations = new long[DIRECTORY_CAPACITY];
-    private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
+    /** Regions by directory slot; grown as slots are first used. */
+    private ShmMemoryRegion[] slots = new ShmMemoryRegion[64];
+    private int[] generations = new int[64];
+    /** Slots used before and free now (a stack); slots from {@link #neverUsed} on were never used. */
+    private int[] freeSlots = new int[64];
+    private int freeCount;
+    private int neverUsed;
     private final LinkedHashSet<Object> open = new LinkedHashSet<>();
     private final Map<Long, ShmPeer> peers = new HashMap<>();
     private ShmWatcher watcher;
@@ -116,10 +125,6 @@ public final class ShmFabric implements Fabric {
         this.pid = ShmHost.pid();
         this.nonce = RANDOM.nextLong();
         sweepDeadOwners(dir);
-        for (int i = 0; i < DIRECTORY_CAPACITY; i++) {
-            freeSlots.add(i);
-            generations[i] = RANDOM.nextInt(0x10000);
-        }
         directory = ShmFile.create(newFilePath('d'), ShmRegionDirectoryDescriptor.fileLength(DIRECTORY_CAPACITY),
             group);
         ShmRegionDirectoryDescriptor.writeHeader(directory.buffer, nonce, DIRECTORY_CAPACITY);
@@ -162,6 +167,16 @@ public final class ShmFabric implements Fabric {
     @Override
     public int preferredSlotSize() {
         return 65536;
+    }
+
+    /**
+     * 64 MiB: pool memory is sparse files, backed only where a frame was written, so one region serves a thousand
+     * slots (about fifteen connections at the defaults) for one descriptor and one mapping, where 4 MiB regions
+     * cost each connection a descriptor and a mapping in both processes.
+     */
+    @Override
+    public int preferredAllocationSize() {
+        return 64 << 20;
     }
 
     /** The shm directory of this fabric. */
@@ -260,12 +275,7 @@ public final class ShmFabric implements Fabric {
         long generation;
         synchronized (this) {
             ensureOpen();
-            Integer free = freeSlots.poll();
-            if (free == null) {
-                throw new FabricException("the shm fabric holds " + DIRECTORY_CAPACITY + " regions at most (its"
-                    + " region directory is full): close regions no longer used");
-            }
-            slot = free;
+            slot = takeSlot();
             generation = generations[slot] = (generations[slot] + 1) & 0xffff;
         }
         ShmFile file;
@@ -273,10 +283,9 @@ public final class ShmFabric implements Fabric {
             file = ShmFile.create(newFilePath('r'), length, group);
         } catch (IOException | RuntimeException e) {
             synchronized (this) {
-                freeSlots.add(slot);
+                freeSlots[freeCount++] = slot;
             }
-            throw new FabricException("cannot allocate a shared region of " + length + " bytes in " + dir + ": " + e,
-                e);
+            throw limitReached(e, "cannot allocate a shared region of " + length + " bytes in " + dir);
         }
         int rkey = (int) (generation << 16) | slot;
         int lkey = rkey ^ 0x4000_0000;
@@ -286,7 +295,7 @@ public final class ShmFabric implements Fabric {
         synchronized (this) {
             if (closed) {
                 file.close();
-                freeSlots.add(slot);
+                freeSlots[freeCount++] = slot;
                 throw new FabricException("the shm fabric is closed");
             }
             slots[slot] = region;
@@ -297,13 +306,72 @@ public final class ShmFabric implements Fabric {
         return region;
     }
 
+    /**
+     * The exception for a shared file that could not be created or mapped: a {@link ResourceLimitException}
+     * naming the limit when the cause is one (descriptors, mappings, /dev/shm space), else {@code what} and the
+     * cause.
+     */
+    static FabricException limitReached(Throwable e, String what) {
+        String m = String.valueOf(e.getMessage()) + (e.getCause() == null ? "" : " " + e.getCause().getMessage());
+        if (m.contains("Too many open files")) {
+            String max = openFilesLimit();
+            return new ResourceLimitException("open files " + max, what + ": the process has its most open"
+                + " files (" + max + ", ulimit -n; each shm region and connection holds descriptors)", e);
+        }
+        if (m.contains("No space left on device")) {
+            return new ResourceLimitException("no space in shm dir", what + ": the file system of the shm"
+                + " directory is full (a tmpfs such as /dev/shm is sized at mount time)", e);
+        }
+        if (m.contains("Map failed") || m.contains("Cannot allocate memory") || e instanceof OutOfMemoryError) {
+            return new ResourceLimitException("mappings or memory", what + ": the mapping failed: the process"
+                + " reached vm.max_map_count mappings or the machine is out of memory (" + m + ")", e);
+        }
+        return new FabricException(what + ": " + e, e);
+    }
+
+    /** The soft limit of open files, from /proc/self/limits, or "?". */
+    private static String openFilesLimit() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max open files")) {
+                    String[] f = line.substring("Max open files".length()).trim().split("\\s+");
+                    return f[0];
+                }
+            }
+        } catch (IOException | RuntimeException ex) {
+            // unknown: said as such
+        }
+        return "?";
+    }
+
+    /** A free directory slot (under this fabric's lock), growing the tables on first use of a slot. */
+    private int takeSlot() throws ResourceLimitException {
+        if (freeCount > 0) {
+            return freeSlots[--freeCount];
+        }
+        if (neverUsed == DIRECTORY_CAPACITY) {
+            throw new ResourceLimitException("shm regions " + DIRECTORY_CAPACITY, "the shm fabric holds "
+                + DIRECTORY_CAPACITY + " regions at most (an rkey names its directory slot in 16 bits), and every"
+                + " one is in use: close connections or regions no longer used", null);
+        }
+        int slot = neverUsed++;
+        if (slot == slots.length) {
+            int n = Math.min(DIRECTORY_CAPACITY, slots.length * 2);
+            slots = Arrays.copyOf(slots, n);
+            generations = Arrays.copyOf(generations, n);
+            freeSlots = Arrays.copyOf(freeSlots, n);
+        }
+        generations[slot] = RANDOM.nextInt(0x10000);
+        return slot;
+    }
+
     void deregistered(ShmMemoryRegion region) {
         synchronized (this) {
             open.remove(region);
             if (region.slot >= 0 && slots[region.slot] == region) {
                 ShmRegionDirectoryDescriptor.releaseFree(directory.buffer, region.slot, region.generation);
                 slots[region.slot] = null;
-                freeSlots.add(region.slot);
+                freeSlots[freeCount++] = region.slot;
             }
         }
         if (region.file != null) {

@@ -37,7 +37,13 @@ final class ShmPeer {
     final long nonce;
     private final ByteBuffer directory;
     private final int capacity;
-    private final AtomicReferenceArray<Mapped> mapped;
+    /**
+     * Mappings by directory slot, in pages of {@link #PAGE} slots made on first use: a directory may name 65536
+     * regions, and a process with many peers should not pay a table of that size for each.
+     */
+    private final AtomicReferenceArray<AtomicReferenceArray<Mapped>> mapped;
+    private static final int PAGE_SHIFT = 8;
+    private static final int PAGE = 1 << PAGE_SHIFT;
 
     // ---- guarded by the fabric's peer table
     int references;
@@ -47,7 +53,7 @@ final class ShmPeer {
         this.nonce = nonce;
         this.directory = directory;
         this.capacity = ShmRegionDirectoryDescriptor.capacity(directory);
-        this.mapped = new AtomicReferenceArray<>(capacity);
+        this.mapped = new AtomicReferenceArray<>((capacity + PAGE - 1) >>> PAGE_SHIFT);
     }
 
     /**
@@ -65,7 +71,8 @@ final class ShmPeer {
             || (directory.getInt(e + ACCESS) & requiredAccess) != requiredAccess) {
             return null;
         }
-        Mapped m = mapped.get(slot);
+        AtomicReferenceArray<Mapped> page = mapped.get(slot >>> PAGE_SHIFT);
+        Mapped m = page == null ? null : page.get(slot & (PAGE - 1));
         if (m != null && m.state == state) {
             return m.memory;
         }
@@ -73,7 +80,12 @@ final class ShmPeer {
     }
 
     private synchronized ByteBuffer mapSlow(int slot, long state) throws IOException {
-        Mapped m = mapped.get(slot);
+        AtomicReferenceArray<Mapped> page = mapped.get(slot >>> PAGE_SHIFT);
+        if (page == null) {
+            page = new AtomicReferenceArray<>(PAGE);
+            mapped.set(slot >>> PAGE_SHIFT, page);
+        }
+        Mapped m = page.get(slot & (PAGE - 1));
         if (m != null && m.state == state) {
             return m.memory;
         }
@@ -93,7 +105,7 @@ final class ShmPeer {
         if (ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot) != state) {
             return null;
         }
-        mapped.set(slot, new Mapped(state, memory));
+        page.set(slot & (PAGE - 1), new Mapped(state, memory));
         return memory;
     }
 
