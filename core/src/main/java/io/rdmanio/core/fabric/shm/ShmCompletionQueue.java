@@ -37,6 +37,7 @@ final class ShmCompletionQueue implements CompletionQueue {
     final ByteBuffer map;
     final int capacity;
     private final int summaryWords;
+    private final int words;
     /** Queue pair by ready-map index; written under this queue's monitor, read by the poller. */
     private final AtomicReferenceArray<ShmQueuePair> byIndex;
     private volatile boolean closed;
@@ -53,6 +54,7 @@ final class ShmCompletionQueue implements CompletionQueue {
         this.entries = entries;
         this.capacity = ShmReadyMapDescriptor.capacityFor(entries);
         this.summaryWords = ShmReadyMapDescriptor.summaryWords(capacity);
+        this.words = capacity >>> 6;
         this.mapRegion = fabric.allocate(ShmReadyMapDescriptor.fileLength(capacity),
             MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE);
         this.map = mapRegion.buffer();
@@ -118,6 +120,9 @@ final class ShmCompletionQueue implements CompletionQueue {
                 }
                 int w = (s << 6) + Long.numberOfTrailingZeros(sum);
                 sum &= sum - 1;
+                if (w >= words) {
+                    continue; // a summary bit no producer of this map sets: a peer's stray write
+                }
                 long bits = ShmReadyMapDescriptor.takeWord(map, capacity, w);
                 while (bits != 0) {
                     if (k >= cap) {
