@@ -52,6 +52,9 @@ import jdk.net.UnixDomainPrincipal;
  */
 final class ShmCmId implements CmId, ShmLink.Receiver {
 
+    /** The JDK's platform logger: the fabric runs where no logging library is (a peer process of the tests). */
+    private static final System.Logger LOG = System.getLogger(ShmCmId.class.getName());
+
     static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
     static final int MAGIC = 0x53484d43; // "SHMC"
     static final int VERSION = 1;
@@ -219,20 +222,23 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     /** Watcher: a peer connected to the rendezvous socket; it checks the user, then waits for the request. */
     private void acceptReady() {
         SocketChannel ch;
+        ServerSocketChannel ss;
+        synchronized (this) {
+            ss = server;
+        }
+        if (ss == null) {
+            return;
+        }
         try {
-            ServerSocketChannel ss;
-            synchronized (this) {
-                ss = server;
-            }
-            if (ss == null) {
-                return;
-            }
             ch = ss.accept();
             if (ch == null) {
                 return;
             }
             ch.configureBlocking(false);
         } catch (IOException e) {
+            if (String.valueOf(e.getMessage()).contains("Too many open files")) {
+                refuseForDescriptors(ss, e);
+            }
             return;
         }
         ShmLink accepted = new ShmLink(ch, this);
@@ -253,6 +259,32 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         registerLink(accepted);
     }
 
+    /**
+     * The process has its most open files, so the request waiting at the listener socket cannot even be accepted:
+     * the fabric's spare descriptor is given up for a moment to accept it and tell the client why (else it would
+     * wait for an answer that never comes, and the watcher would find the socket ready again and again).
+     */
+    private void refuseForDescriptors(ServerSocketChannel ss, IOException cause) {
+        FabricException limit = ShmFabric.limitReached(cause, "cannot accept a connect request at " + local);
+        LOG.log(System.Logger.Level.WARNING, "refused a connect request at " + local + ": " + limit.getMessage());
+        if (!fabric.releaseSpareDescriptor()) {
+            return;
+        }
+        try {
+            SocketChannel ch = ss.accept();
+            if (ch != null) {
+                ShmLink l = new ShmLink(ch, this);
+                l.trySend(ShmLink.REJECT, rejectBody("connection refused: the listener's process at " + local
+                    + " reached a limit: " + limit.getMessage(), EMPTY));
+                l.close();
+            }
+        } catch (IOException e) {
+            // still no descriptor: the next readiness tries again
+        } finally {
+            fabric.reserveSpareDescriptor();
+        }
+    }
+
     private String peerUserRefusal(SocketChannel ch) {
         try {
             UnixDomainPrincipal principal = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
@@ -264,7 +296,9 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     /** {@code null} when a peer of user {@code peerUser} may connect to a fabric of user {@code ourName}. */
     static String userRefusal(int ourUid, String ourName, String peerUser) {
-        if (peerUser.equals(ourName)) {
+        // The JDK names the user by its uid when the name cannot be looked up (as when this process has its most
+        // open files and cannot read the user database): the same uid is the same user.
+        if (peerUser.equals(ourName) || peerUser.equals(Integer.toString(ourUid))) {
             return null;
         }
         int peerUid = ShmHost.uidOfUserName(peerUser);

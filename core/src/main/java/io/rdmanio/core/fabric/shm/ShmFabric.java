@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -112,6 +113,8 @@ public final class ShmFabric implements Fabric {
     private final Map<Long, ShmPeer> peers = new HashMap<>();
     private ShmWatcher watcher;
     private boolean closed;
+    /** Held so that a listener out of descriptors can still accept a request to refuse it (see ShmCmId). */
+    private FileChannel spare;
 
     ShmFabric(Path dir, GroupPrincipal group) throws IOException {
         this.dir = dir;
@@ -125,8 +128,10 @@ public final class ShmFabric implements Fabric {
         this.pid = ShmHost.pid();
         this.nonce = RANDOM.nextLong();
         sweepDeadOwners(dir);
+        openFiles = readOpenFilesLimit();
         directory = ShmFile.create(newFilePath('d'), ShmRegionDirectoryDescriptor.fileLength(DIRECTORY_CAPACITY),
             group);
+        reserveSpareDescriptor();
         ShmRegionDirectoryDescriptor.writeHeader(directory.buffer, nonce, DIRECTORY_CAPACITY);
     }
 
@@ -329,8 +334,19 @@ public final class ShmFabric implements Fabric {
         return new FabricException(what + ": " + e, e);
     }
 
-    /** The soft limit of open files, from /proc/self/limits, or "?". */
+    /**
+     * The soft limit of open files: read when a fabric opens, since reading it takes a descriptor, which is just
+     * what a process at its limit lacks.
+     */
+    private static volatile String openFiles = "?";
+
     private static String openFilesLimit() {
+        String now = readOpenFilesLimit();
+        return now.equals("?") ? openFiles : now;
+    }
+
+    /** The soft limit of open files, from /proc/self/limits, or "?". */
+    private static String readOpenFilesLimit() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
                 if (line.startsWith("Max open files")) {
@@ -342,6 +358,31 @@ public final class ShmFabric implements Fabric {
             // unknown: said as such
         }
         return "?";
+    }
+
+    /** Closes the spare descriptor, so that one descriptor is free; false if there was none. */
+    synchronized boolean releaseSpareDescriptor() {
+        if (spare == null) {
+            return false;
+        }
+        try {
+            spare.close();
+        } catch (IOException e) {
+            // closed anyway
+        }
+        spare = null;
+        return true;
+    }
+
+    /** Opens the spare descriptor again (best effort: without it, a refusal for descriptors goes unsaid). */
+    synchronized void reserveSpareDescriptor() {
+        if (spare == null && !closed) {
+            try {
+                spare = FileChannel.open(Path.of("/dev/null"));
+            } catch (IOException e) {
+                spare = null;
+            }
+        }
     }
 
     /** A free directory slot (under this fabric's lock), growing the tables on first use of a slot. */
@@ -529,6 +570,7 @@ public final class ShmFabric implements Fabric {
             w.close();
         }
         directory.close();
+        releaseSpareDescriptor();
     }
 
     @Override
