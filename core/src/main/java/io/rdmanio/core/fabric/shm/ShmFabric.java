@@ -52,9 +52,11 @@ import java.util.regex.Pattern;
  *       when a process dies the kernel closes it and the survivor sees DISCONNECTED with its work flushed. The
  *       accepting side checks the peer's user (SO_PEERCRED), the kernel boot id and the shm directory's device
  *       and inode, and refuses a mismatch naming it.</li>
- *   <li><b>Wakeups.</b> A consumer arms a flag in its completion ring; a producer that finds it armed rings a
- *       one-byte doorbell on the socket, and this fabric's watcher thread ({@link ShmWatcher}) runs the armed
- *       notifier. Unarmed, the data path makes no system call.</li>
+ *   <li><b>Completion queues and wakeups.</b> A producer marks the queue pair in the ready map of the consumer's
+ *       completion queue ({@link ShmReadyMapDescriptor}), so a poll visits only queue pairs with completions. A
+ *       consumer arms a flag in that map; a producer that finds it armed rings a one-byte doorbell on the
+ *       socket, and this fabric's watcher thread ({@link ShmWatcher}) runs the armed notifier. Unarmed, the data
+ *       path makes no system call.</li>
  *   <li><b>Files.</b> Every shared file is unlinked as soon as it is created and mapped, so a crash leaves none;
  *       files a process died between creating and unlinking (named with its pid) are swept when a fabric opens.
  *       Listener sockets are removed on close; one left by a dead process is replaced by the next bind.</li>
@@ -63,7 +65,7 @@ import java.util.regex.Pattern;
  * <h2>Differences from loopback</h2>
  * Sends and writes are carried out at post time, so none is ever in flight when a connection fails and only
  * posted receives are flushed. Receive completions live in the per-connection ring (sized by maxRecvWr), so a
- * completion queue cannot overrun; its {@code entries} is checked for range only. Access checks protect against
+ * completion queue cannot overrun; its {@code entries} sizes its ready map, and bounds the queue pairs it serves. Access checks protect against
  * bugs, not against a hostile process of the same user, which could map the files anyway.
  *
  * <p>Thread-safe. Lock order: a connection-manager id's lock, then its queue pair's lock; completion queues and
