@@ -14,6 +14,7 @@ import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.QueuePair;
+import io.rdmanio.core.fabric.ResourceLimitException;
 import io.rdmanio.core.protocol.CreditWindow;
 import io.rdmanio.core.protocol.FrameDescriptor;
 import io.rdmanio.core.protocol.HandshakeDescriptor;
@@ -234,6 +235,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             // The server's parameters travel in its HELLO: some fabrics carry no private data on accept.
             id.accept(ByteBuffer.allocate(0));
         } catch (IOException | RuntimeException e) {
+            // Refused with the cause before the id goes: a client told only that the request was dropped cannot
+            // tell a full server from a broken one.
+            if (e instanceof ResourceLimitException limit) {
+                engine.reject(id, HandshakeDescriptor.REASON_LIMIT, limit.limit());
+            } else {
+                engine.reject(id, HandshakeDescriptor.REASON_NO_RESOURCES, null);
+            }
             c.destroy();
             throw e;
         }

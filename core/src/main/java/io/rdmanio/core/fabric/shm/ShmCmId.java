@@ -53,6 +53,9 @@ import jdk.net.UnixDomainPrincipal;
  */
 final class ShmCmId implements CmId, ShmLink.Receiver {
 
+    /** The JDK's platform logger: the fabric runs where no logging library is (a peer process of the tests). */
+    private static final System.Logger LOG = System.getLogger(ShmCmId.class.getName());
+
     static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
     static final int MAGIC = 0x53484d43; // "SHMC"
     static final int VERSION = 1;
@@ -220,20 +223,23 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     /** Watcher: a peer connected to the rendezvous socket; it checks the user, then waits for the request. */
     private void acceptReady() {
         SocketChannel ch;
+        ServerSocketChannel ss;
+        synchronized (this) {
+            ss = server;
+        }
+        if (ss == null) {
+            return;
+        }
         try {
-            ServerSocketChannel ss;
-            synchronized (this) {
-                ss = server;
-            }
-            if (ss == null) {
-                return;
-            }
             ch = ss.accept();
             if (ch == null) {
                 return;
             }
             ch.configureBlocking(false);
         } catch (IOException e) {
+            if (String.valueOf(e.getMessage()).contains("Too many open files")) {
+                refuseForDescriptors(ss, e);
+            }
             return;
         }
         ShmLink accepted = new ShmLink(ch, this);
@@ -254,6 +260,32 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         registerLink(accepted);
     }
 
+    /**
+     * The process has its most open files, so the request waiting at the listener socket cannot even be accepted:
+     * the fabric's spare descriptor is given up for a moment to accept it and tell the client why (else it would
+     * wait for an answer that never comes, and the watcher would find the socket ready again and again).
+     */
+    private void refuseForDescriptors(ServerSocketChannel ss, IOException cause) {
+        FabricException limit = ShmFabric.limitReached(cause, "cannot accept a connect request at " + local);
+        LOG.log(System.Logger.Level.WARNING, "refused a connect request at " + local + ": " + limit.getMessage());
+        if (!fabric.releaseSpareDescriptor()) {
+            return;
+        }
+        try {
+            SocketChannel ch = ss.accept();
+            if (ch != null) {
+                ShmLink l = new ShmLink(ch, this);
+                l.trySend(ShmLink.REJECT, rejectBody("connection refused: the listener's process at " + local
+                    + " reached a limit: " + limit.getMessage(), EMPTY));
+                l.close();
+            }
+        } catch (IOException e) {
+            // still no descriptor: the next readiness tries again
+        } finally {
+            fabric.reserveSpareDescriptor();
+        }
+    }
+
     private String peerUserRefusal(SocketChannel ch) {
         try {
             UnixDomainPrincipal principal = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
@@ -265,7 +297,9 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     /** {@code null} when a peer of user {@code peerUser} may connect to a fabric of user {@code ourName}. */
     static String userRefusal(int ourUid, String ourName, String peerUser) {
-        if (peerUser.equals(ourName)) {
+        // The JDK names the user by its uid when the name cannot be looked up (as when this process has its most
+        // open files and cannot read the user database): the same uid is the same user.
+        if (peerUser.equals(ourName) || peerUser.equals(Integer.toString(ourUid))) {
             return null;
         }
         int peerUid = ShmHost.uidOfUserName(peerUser);
@@ -741,13 +775,19 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 throw new FabricException("accept needs a fresh queue pair; " + q + " is in the error state");
             }
             ShmPeer peer = null;
-            ShmFile ring = null;
+            ShmFile ring;
+            int cap0 = q.recvCapacity;
+            int cap1 = peerCapacity;
             try {
-                peer = fabric.acquirePeer(peerPid, peerNonce, peerDirFd, peerDirInode);
-                int cap0 = q.recvCapacity;
-                int cap1 = peerCapacity;
                 ring = ShmFile.create(fabric.newFilePath('q'), ShmRingsDescriptor.fileLength(cap0, cap1),
                     fabric.group);
+            } catch (IOException | RuntimeException e) {
+                // This process's limit, not the peer's doing: the request stays open so that the caller can
+                // reject it with the reason.
+                throw ShmFabric.limitReached(e, "cannot create the ring file of a connection from " + remote);
+            }
+            try {
+                peer = fabric.acquirePeer(peerPid, peerNonce, peerDirFd, peerDirInode);
                 long ringNonce = RANDOM.nextLong();
                 ShmRingsDescriptor.writeHeader(ring.buffer, ringNonce, cap0, cap1);
                 q.attach(ring.buffer, ringNonce, 0, cap0, cap1, peer, link);
@@ -816,9 +856,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 throw new FabricException("cannot create a queue pair on an id that is " + stateName());
             }
             ShmQueuePair q = new ShmQueuePair(fabric, this, config);
-            q.sendCq.attach(q);
-            if (q.recvCq != q.sendCq) {
-                q.recvCq.attach(q);
+            q.sendIndex = q.sendCq.attach(q);
+            try {
+                q.recvIndex = q.recvCq == q.sendCq ? q.sendIndex : q.recvCq.attach(q);
+            } catch (FabricException e) {
+                q.sendCq.detach(q, q.sendIndex);
+                throw e;
             }
             qp = q;
             return q;

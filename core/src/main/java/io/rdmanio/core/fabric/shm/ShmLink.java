@@ -35,6 +35,8 @@ final class ShmLink {
     static final byte DISCONNECT = 5;
 
     static final int MAX_BODY = 0xffff;
+    /** The read buffer's usual size: every setup message fits. */
+    private static final int SMALL_BUFFER = 1024;
     static final long WRITE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     final SocketChannel channel;
@@ -42,7 +44,12 @@ final class ShmLink {
     private final ByteBuffer doorbell = ByteBuffer.allocateDirect(1);
 
     // ---- watcher thread only
-    private final ByteBuffer in = ByteBuffer.allocate(3 + MAX_BODY);
+    /**
+     * Frames read and not yet dispatched. Small: after setup a connection's socket carries one-byte doorbells and a
+     * disconnect message; a larger frame grows it for as long as it is being read (a 64 KiB buffer for every
+     * connection's life was a third of what an idle connection cost the heap).
+     */
+    private ByteBuffer in = ByteBuffer.allocate(SMALL_BUFFER);
     /** Who gets the frames: the listener before a request arrives, then the id. Set on the watcher thread. */
     volatile Receiver owner;
 
@@ -121,6 +128,7 @@ final class ShmLink {
         }
         in.flip();
         boolean rang = false;
+        int needed = 0;
         try {
             while (in.hasRemaining()) {
                 byte type = in.get(in.position());
@@ -134,6 +142,7 @@ final class ShmLink {
                 }
                 int length = Short.toUnsignedInt(in.getShort(in.position() + 1));
                 if (in.remaining() < 3 + length) {
+                    needed = 3 + length;
                     break;
                 }
                 ByteBuffer body = in.slice(in.position() + 3, length);
@@ -151,6 +160,11 @@ final class ShmLink {
             }
         } finally {
             in.compact();
+            if (needed > in.capacity()) {
+                in = ByteBuffer.allocate(needed).put(in.flip());
+            } else if (in.position() == 0 && in.capacity() > SMALL_BUFFER) {
+                in = ByteBuffer.allocate(SMALL_BUFFER);
+            }
         }
         if (rang || n > 0) {
             owner.doorbell();
