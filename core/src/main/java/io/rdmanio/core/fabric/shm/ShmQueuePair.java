@@ -49,6 +49,8 @@ final class ShmQueuePair implements QueuePair {
     private static final int WR_WRITE_IMM = 1;
     /** A send whose payload is gathered from the caller's two buffers at post time (postSendInline). */
     private static final int WR_SEND_INLINE = 2;
+    /** The cause a post reports when the peer had closed its receive queue by an orderly disconnect. */
+    private static final String PEER_ENDED_IN_ORDER = "the peer ended the connection: disconnected";
 
     final ShmFabric fabric;
     final ShmCmId owner;
@@ -287,6 +289,7 @@ final class ShmQueuePair implements QueuePair {
                       int bodyOffset) throws FabricException {
         String failure;
         int cause = CAUSE_FAILURE;
+        boolean peerEnded = false;
         boolean signaled = (flags & SIGNALED) != 0;
         lock.lock();
         try {
@@ -306,14 +309,17 @@ final class ShmQueuePair implements QueuePair {
             }
             failure = carryOut(kind, wrId, region, offset, length, remoteAddress, rkey, imm, signaled, head,
                 headOffset, headLength, body, bodyOffset);
-            if (failure != null && failure.startsWith("receiver not ready")) {
+            if (failure == PEER_ENDED_IN_ORDER) {
+                cause = CAUSE_NORMAL;
+                peerEnded = true;
+            } else if (failure != null && failure.startsWith("receiver not ready")) {
                 cause = CAUSE_RECEIVER_NOT_READY;
             }
         } finally {
             lock.unlock();
         }
         if (failure != null) {
-            fail(failure, cause, false);
+            fail(failure, cause, peerEnded);
         } else if (signaled) {
             sendCq.fire();
         }
@@ -355,8 +361,7 @@ final class ShmQueuePair implements QueuePair {
         }
         long t = taken;
         if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
-            completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
-            return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
+            return peerQueueClosed(wrId, seq, sendOp);
         }
         if (!ShmRingsDescriptor.tryAcquireReceive(rings, peerRecvQueue, peerCapacity, t)) {
             completeSend(wrId, seq, sendOp, RNR_RETRY_EXC_ERR, 0);
@@ -365,8 +370,8 @@ final class ShmQueuePair implements QueuePair {
                 + " arrived where the peer had no receive posted";
         }
         if (!ShmRingsDescriptor.compareAndSetTaken(rings, peerRecvQueue, t)) {
-            completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
-            return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
+            // Only the peer changes the counter besides this side: it closed the queue meanwhile.
+            return peerQueueClosed(wrId, seq, sendOp);
         }
         taken = t + 1;
         int e = ShmRingsDescriptor.recvEntry(peerRecvQueue, peerCapacity, t);
@@ -409,6 +414,22 @@ final class ShmQueuePair implements QueuePair {
             completeSend(wrId, seq, sendOp, SUCCESS, length);
         }
         return null;
+    }
+
+    /**
+     * The peer closed its receive queue before this request took a receive. After an orderly disconnect the request
+     * is flushed, as if the peer's DISCONNECT message (still on its way through the socket) had arrived first: the
+     * connection ends in order, and the payload is dropped, as TCP drops data that reaches a closed socket. A
+     * queue closed because the peer failed gives RETRY_EXC_ERR (on hardware, the retries a dead peer never
+     * acknowledges).
+     */
+    private String peerQueueClosed(long wrId, long seq, int sendOp) {
+        if (ShmRingsDescriptor.isClosedInOrder(rings, peerRecvQueue)) {
+            completeSend(wrId, seq, sendOp, WR_FLUSH_ERR, 0);
+            return PEER_ENDED_IN_ORDER;
+        }
+        completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+        return "the peer's queue pair is not ready (it failed): transport retries exhausted";
     }
 
     private void releaseCompletion(long t, int status, int opcode, int byteLen, int imm, int flags) {
@@ -558,7 +579,7 @@ final class ShmQueuePair implements QueuePair {
         boolean first;
         lock.lock();
         try {
-            first = enterErrorLocked();
+            first = enterErrorLocked(code == CAUSE_NORMAL);
             if (fromPeer) {
                 peerQuiescent = true;
             }
@@ -573,12 +594,19 @@ final class ShmQueuePair implements QueuePair {
         recvCq.fire();
     }
 
-    private boolean enterErrorLocked() {
+    /** @param inOrder an orderly disconnect: the peer's sender flushes what it still posts, without an error */
+    private boolean enterErrorLocked(boolean inOrder) {
         if (state >= STATE_ERROR) {
             return false;
         }
         state = STATE_ERROR;
-        closedTaken = attached ? ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue) : 0;
+        if (!attached) {
+            closedTaken = 0;
+        } else if (inOrder) {
+            closedTaken = ShmRingsDescriptor.markInOrderThenCloseTaken(rings, myRecvQueue);
+        } else {
+            closedTaken = ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue);
+        }
         return true;
     }
 
@@ -587,7 +615,7 @@ final class ShmQueuePair implements QueuePair {
         ShmPeer p;
         lock.lock();
         try {
-            enterErrorLocked();
+            enterErrorLocked(true);
             state = STATE_DESTROYED;
             for (int k = 0; k < rRegion.length; k++) {
                 rRegion[k] = null;
