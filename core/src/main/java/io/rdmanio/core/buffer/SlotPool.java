@@ -12,7 +12,11 @@ import java.util.Arrays;
  *
  * <p>Memory is registered in chunks of {@link #slotsPerChunk()} slots, once, when the free list runs dry (never on
  * the data path: connections allocate their slots when they are set up and free them when they are torn down).
- * A slot is named by an int id: {@code chunk * slotsPerChunk + index}.
+ * A slot is named by an int id: {@code chunk * slotsPerChunk + index}. A chunk whose slots are all free again is
+ * deregistered when the pool keeps at least another chunk's worth of free slots, so a burst of connections does
+ * not hold its peak of memory (and, on shm, of descriptors and shared files) after its connections are gone,
+ * while a connect/close loop does not register and deregister a chunk each time. A released chunk's index is
+ * reused by the next chunk registered.
  *
  * <p>Thread-safe: allocation and freeing are synchronized (connection setup and teardown only); the lookups
  * {@link #region}, {@link #buffer} and {@link #offset} are lock-free and may be used on the data path.
@@ -29,6 +33,8 @@ public final class SlotPool implements AutoCloseable {
     private volatile ByteBuffer[] buffers = new ByteBuffer[0];
     private int[] free = new int[0];
     private int freeCount;
+    /** Slots in use per chunk (indexed like {@link #regions}); a released chunk's entry is 0. */
+    private int[] chunkUse = new int[0];
     private int inUse;
     private boolean closed;
 
@@ -69,7 +75,9 @@ public final class SlotPool implements AutoCloseable {
             addChunk();
         }
         for (int i = 0; i < n; i++) {
-            out[i] = free[--freeCount];
+            int id = free[--freeCount];
+            out[i] = id;
+            chunkUse[id >>> chunkShift]++;
         }
         inUse += n;
     }
@@ -82,7 +90,8 @@ public final class SlotPool implements AutoCloseable {
     }
 
     public synchronized void free(int id) {
-        if (id < 0 || (id >>> chunkShift) >= regions.length) {
+        int chunk = id >>> chunkShift;
+        if (id < 0 || chunk >= regions.length || regions[chunk] == null) {
             throw new IllegalArgumentException("not a slot of this pool: " + id);
         }
         if (freeCount == free.length) {
@@ -90,19 +99,48 @@ public final class SlotPool implements AutoCloseable {
         }
         free[freeCount++] = id;
         inUse--;
+        if (--chunkUse[chunk] == 0 && freeCount - slotsPerChunk >= slotsPerChunk && !closed) {
+            releaseChunk(chunk);
+        }
+    }
+
+    /** Deregisters {@code chunk}, all of whose slots are free, and drops its ids from the free list. */
+    private void releaseChunk(int chunk) {
+        int kept = 0;
+        for (int i = 0; i < freeCount; i++) {
+            if (free[i] >>> chunkShift != chunk) {
+                free[kept++] = free[i];
+            }
+        }
+        freeCount = kept;
+        MemoryRegion region = regions[chunk];
+        MemoryRegion[] r = regions.clone();
+        ByteBuffer[] b = buffers.clone();
+        r[chunk] = null;
+        b[chunk] = null;
+        buffers = b;
+        regions = r;
+        region.close();
     }
 
     private void addChunk() throws IOException {
-        int chunk = regions.length;
+        int chunk = 0;
+        while (chunk < regions.length && regions[chunk] != null) {
+            chunk++;
+        }
         // The fabric chooses the memory: a shared-memory peer can only reach memory the fabric mapped.
         MemoryRegion region = fabric.allocate(slotsPerChunk * slotSize, MemoryRegion.LOCAL_WRITE);
         ByteBuffer view = region.buffer().order(FrameDescriptor.BYTE_ORDER);
-        MemoryRegion[] r = Arrays.copyOf(regions, chunk + 1);
-        ByteBuffer[] b = Arrays.copyOf(buffers, chunk + 1);
+        int length = Math.max(regions.length, chunk + 1);
+        MemoryRegion[] r = Arrays.copyOf(regions, length);
+        ByteBuffer[] b = Arrays.copyOf(buffers, length);
         r[chunk] = region;
         b[chunk] = view;
         buffers = b;
         regions = r;
+        if (chunkUse.length < length) {
+            chunkUse = Arrays.copyOf(chunkUse, length);
+        }
         if (free.length < freeCount + slotsPerChunk) {
             free = Arrays.copyOf(free, freeCount + slotsPerChunk);
         }
@@ -141,7 +179,13 @@ public final class SlotPool implements AutoCloseable {
 
     /** Bytes registered with the fabric. */
     public synchronized long registeredBytes() {
-        return (long) regions.length * slotsPerChunk * slotSize;
+        long chunks = 0;
+        for (MemoryRegion r : regions) {
+            if (r != null) {
+                chunks++;
+            }
+        }
+        return chunks * slotsPerChunk * slotSize;
     }
 
     /** Deregisters every chunk. Slots still in use must no longer be named by posted work. */
@@ -152,7 +196,9 @@ public final class SlotPool implements AutoCloseable {
         }
         closed = true;
         for (MemoryRegion r : regions) {
-            r.close();
+            if (r != null) {
+                r.close();
+            }
         }
     }
 }

@@ -355,7 +355,9 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     private void registerLink(ShmLink l) {
         try {
-            fabric.watcher().register(l.channel, SelectionKey.OP_READ, key -> {
+            ShmWatcher w = fabric.watcher();
+            l.watcher = w;
+            w.register(l.channel, SelectionKey.OP_READ, key -> {
                 if (!l.read()) {
                     key.cancel();
                     l.close();
@@ -1052,6 +1054,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 ss.close();
             } catch (IOException e) {
                 // closing
+            }
+            // The socket is registered with the watcher: its descriptor (and so the kernel's listening socket) is
+            // released when the watcher's selector deregisters it.
+            ShmWatcher w = fabric.startedWatcher();
+            if (w != null && !w.inWatcher()) {
+                w.wakeup();
             }
             RendezvousFiles.remove(path, inode);
         }

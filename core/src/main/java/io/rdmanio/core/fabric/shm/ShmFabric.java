@@ -400,6 +400,11 @@ public final class ShmFabric implements Fabric {
         return watcher;
     }
 
+    /** The watcher thread if it was started, else null. */
+    synchronized ShmWatcher startedWatcher() {
+        return watcher;
+    }
+
     private void ensureOpen() throws FabricException {
         if (closed) {
             throw new FabricException("the shm fabric is closed");
