@@ -24,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -194,7 +195,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     /**
      * Binds {@code ss} to {@code path}, which exists: a live listener there makes it a {@link BindException}; a
-     * provably stale one ({@link #isProvablyStale}) is removed first. Check, removal and bind happen under the bind
+     * provably stale one (see {@link #staleness}) is removed first. Check, removal and bind happen under the bind
      * lock, so two processes replacing the same stale socket cannot remove each other's.
      */
     private void replaceStaleSocket(ServerSocketChannel ss, Path path, InetSocketAddress address) throws IOException {
@@ -227,7 +228,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             if (!Integer.valueOf(fabric.uid).equals(owner)) {
                 return "it belongs to uid " + owner + ", not to this process's uid " + fabric.uid;
             }
-            if (!Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class,
+            if (!Files.readAttributes(path, BasicFileAttributes.class,
                     LinkOption.NOFOLLOW_LINKS).isOther()) {
                 return "it is not a socket";
             }
