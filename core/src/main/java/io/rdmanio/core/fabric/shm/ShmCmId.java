@@ -15,7 +15,6 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -200,7 +199,8 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
      */
     private void replaceStaleSocket(ServerSocketChannel ss, Path path, InetSocketAddress address) throws IOException {
         synchronized (REPLACE_LOCK) {
-            try (FileChannel lockFile = openBindLock(); FileLock held = lockFile.lock()) {
+            try (FileChannel lockFile = openBindLock()) {
+                lockFile.lock(); // released when the channel closes
                 String live = staleness(path);
                 if (live != null) {
                     throw new BindException("address already in use: " + address + " (rendezvous socket " + path
@@ -267,7 +267,8 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             return;
         }
         synchronized (REPLACE_LOCK) {
-            try (FileChannel lockFile = openBindLock(); FileLock held = lockFile.lock()) {
+            try (FileChannel lockFile = openBindLock()) {
+                lockFile.lock(); // released when the channel closes
                 for (Path p : candidates) {
                     try {
                         long inode = ShmHost.inode(p);
