@@ -94,6 +94,9 @@ public final class SlotPool implements AutoCloseable {
         if (id < 0 || chunk >= regions.length || regions[chunk] == null) {
             throw new IllegalArgumentException("not a slot of this pool: " + id);
         }
+        if (chunkUse[chunk] == 0) {
+            throw new IllegalStateException("slot " + id + " freed twice: none of its chunk's slots is in use");
+        }
         if (freeCount == free.length) {
             free = Arrays.copyOf(free, Math.max(16, free.length * 2));
         }
