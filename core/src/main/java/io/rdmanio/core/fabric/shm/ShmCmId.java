@@ -219,8 +219,8 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     /**
      * Null when {@code path} is provably stale: a socket file of this user on which a connect is refused
-     * (ECONNREFUSED: no process listens on it), else why it is kept. A full queue (EAGAIN) is a live listener, and
-     * another user's file is never touched.
+     * (ECONNREFUSED: no process listens on it) and to which no socket of this host is bound, else why it is kept.
+     * A full queue (EAGAIN) is a live listener, and another user's file is never touched.
      */
     private String staleness(Path path) {
         try {
@@ -240,6 +240,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             probe.connect(UnixDomainSocketAddress.of(path));
             return "a live shm listener serves it";
         } catch (ConnectException e) {
+            // Refused: no process listens, or one is between bind and listen (the JDK's bind makes both calls).
+            // A socket bound to the path is listed in /proc/net/unix from its bind on: then it is kept.
+            Set<String> bound = RendezvousFiles.boundPathsOfThisHost();
+            if (bound != null && bound.contains(path.toString())) {
+                return "a socket is bound to it (a listener starting up)";
+            }
             return null;
         } catch (IOException e) {
             return "a live shm listener serves it (" + e.getMessage() + ")";
@@ -665,12 +671,14 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             ShmPeer peer = null;
             String failure;
             ByteBuffer data = EMPTY;
+            long listenerPid = 0;
             try {
                 String bootId = ShmLink.getString(b);
                 long dev = b.getLong();
                 long ino = b.getLong();
                 failure = hostMismatch(bootId, dev, ino);
                 long pid = b.getLong();
+                listenerPid = pid;
                 long nonce = b.getLong();
                 int dirFd = b.getInt();
                 long dirInode = b.getLong();
@@ -697,7 +705,11 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                     }
                 }
             } catch (IOException | RuntimeException e) {
-                failure = "cannot join the listener's ring file: " + e;
+                // A listener that died after accepting takes its descriptors with it: say so, not just the path.
+                failure = listenerPid > 0 && ShmHost.isGone(listenerPid)
+                    ? "the listener at " + remote + " went away before the connection was set up (its process "
+                        + listenerPid + " is gone)"
+                    : "cannot join the listener's ring file: " + e;
             }
             if (peer != null) {
                 fabric.releasePeer(peer);
