@@ -40,6 +40,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  *   <li>200 connects from virtual threads at once to a live listener all succeed (a peer JVM of Java 21 or later;
  *       skipped without one);</li>
  *   <li>clients killed with SIGKILL during a connect burst leave the server at its baseline descriptor count;</li>
+ *   <li>a reply written after the peer's orderly close (read to -1, then write once, then read -1) is silent, as
+ *       on TCP, where the write is accepted and only the reset it provokes would fail a later one (the race of a
+ *       send with the peer's close on shm: the send is flushed, never "peer unreachable");</li>
  *   <li>the application's backlog is honoured: more connections than the engine's minimum accept queue wait for
  *       accept when the application asked for that many;</li>
  *   <li>(shm only, TCP has no files) a listener's rendezvous socket is gone after close, after a normal exit and
@@ -226,6 +229,41 @@ class ShmResourcesParityTest {
             server.accept().close();
         }
         client.close();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void aReplyWrittenAfterThePeersOrderlyCloseIsSilent(String transport) throws Exception {
+        ServerSocketChannel server = track(provider(transport).openServerSocketChannel());
+        server.bind(new InetSocketAddress("127.0.0.1", 0));
+        int failures = 0;
+        String first = null;
+        for (int round = 0; round < 200; round++) {
+            SocketChannel client = provider(transport).openSocketChannel();
+            client.connect(server.getLocalAddress());
+            try (SocketChannel s = server.accept()) {
+                client.write(ByteBuffer.wrap(new byte[100]));
+                client.close();
+                ByteBuffer in = ByteBuffer.allocate(200);
+                while (s.read(in) >= 0) {
+                    // until the client's FIN
+                }
+                assertEquals(100, in.position());
+                try {
+                    s.write(ByteBuffer.wrap(new byte[10]));
+                    assertEquals(-1, s.read(in.clear()));
+                } catch (IOException e) {
+                    failures++;
+                    if (first == null) {
+                        first = e.toString();
+                    }
+                }
+            }
+        }
+        System.out.println(transport + ": a reply after the peer's orderly close failed " + failures + " of 200: "
+            + first);
+        assertEquals(0, failures, "a reply written after the peer's orderly close (its bytes read, then -1) is"
+            + " accepted and the next read is -1, as on TCP: " + first);
     }
 
     // -------------------------------------------------------------------------------------------------------------
