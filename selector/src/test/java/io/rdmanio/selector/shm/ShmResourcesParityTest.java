@@ -41,8 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  *       skipped without one);</li>
  *   <li>clients killed with SIGKILL during a connect burst leave the server at its baseline descriptor count;</li>
  *   <li>a reply written after the peer's orderly close (read to -1, then write once, then read -1) is silent, as
- *       on TCP, where the write is accepted and only the reset it provokes would fail a later one (the race of a
- *       send with the peer's close on shm: the send is flushed, never "peer unreachable");</li>
+ *       on TCP, where the write is accepted and only the reset it provokes would fail a later one (the fabric-level
+ *       race of such a send with the peer's close is {@code ShmSendRacingOrderlyDisconnectTest});</li>
  *   <li>the application's backlog is honoured: more connections than the engine's minimum accept queue wait for
  *       accept when the application asked for that many;</li>
  *   <li>(shm only, TCP has no files) a listener's rendezvous socket is gone after close, after a normal exit and
