@@ -106,6 +106,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean connectFinished;
     private boolean disconnectCalled;
     private boolean disconnectSeen;
+    /**
+     * A write went nowhere after the peer's orderly close: a send the fabric flushed after the peer's FIN, or the
+     * one write accepted and dropped after DISCONNECTED (as TCP accepts the first write to a peer that closed and
+     * fails the next, once the peer's reset came back).
+     */
+    private boolean wroteAfterPeerClose;
     private boolean userClosed;
     private boolean tornDown;
     private boolean helloReceived;
@@ -446,6 +452,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         if (status != Completions.SUCCESS) {
             if (status == Completions.WR_FLUSH_ERR) {
+                // After the peer's FIN: the peer closed, and this send was that write into the void.
+                wroteAfterPeerClose |= finReceived;
                 return;
             }
             if (status == Completions.RETRY_EXC_ERR && finReceived && kind == KIND_CONTROL
@@ -730,6 +738,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         boolean fire;
         long total = 0;
         synchronized (lock) {
+            if (tryDropWriteAfterPeerCloseLocked()) {
+                for (int k = offset; k < offset + length; k++) {
+                    total += srcs[k].remaining();
+                    srcs[k].position(srcs[k].limit());
+                }
+                return total;
+            }
             ensureWritableLocked();
             outer:
             for (int k = offset; k < offset + length; k++) {
@@ -766,6 +781,20 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
         }
         return false;
+    }
+
+    /**
+     * Whether this write is the first after the peer closed in order (its FIN read, then DISCONNECTED), which TCP
+     * accepts: the bytes reach a closed socket and are dropped, and only the reset they provoke fails the next
+     * write. An orderly close must not surface as an error where TCP is silent.
+     */
+    private boolean tryDropWriteAfterPeerCloseLocked() {
+        if (!disconnectSeen || !finReceived || wroteAfterPeerClose || failure != null || userClosed || outputShutdown
+            || state != OPEN) {
+            return false;
+        }
+        wroteAfterPeerClose = true;
+        return true;
     }
 
     private void ensureWritableLocked() throws IOException {

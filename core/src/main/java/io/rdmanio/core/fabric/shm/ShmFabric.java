@@ -59,7 +59,8 @@ import java.util.regex.Pattern;
  *       path makes no system call.</li>
  *   <li><b>Files.</b> Every shared file is unlinked as soon as it is created and mapped, so a crash leaves none;
  *       files a process died between creating and unlinking (named with its pid) are swept when a fabric opens.
- *       Listener sockets are removed on close; one left by a dead process is replaced by the next bind.</li>
+ *       Listener sockets are removed on close and at JVM exit ({@link RendezvousFiles}); those a killed process
+ *       left are removed by the next bind in the directory, once provably stale.</li>
  * </ul>
  *
  * <h2>Differences from loopback</h2>
@@ -605,6 +606,11 @@ public final class ShmFabric implements Fabric {
                 watcher.schedule(this::check, CHECK_MILLIS);
             }
         }
+        return watcher;
+    }
+
+    /** The watcher thread if it was started, else null. */
+    synchronized ShmWatcher startedWatcher() {
         return watcher;
     }
 

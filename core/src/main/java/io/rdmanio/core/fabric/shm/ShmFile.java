@@ -79,8 +79,25 @@ final class ShmFile implements AutoCloseable {
     /**
      * Maps a file another process holds open as descriptor {@code fd}, checking it is the file with
      * {@code inode}. The descriptor this opens is closed before returning; the mapping stays.
+     *
+     * <p>A peer region is mapped on first use by whichever thread posts a send into it, which may be a thread
+     * carrying its interrupt status (a progress call from an interrupted reader): the status is set aside while
+     * the file is opened and mapped, which never blocks, so an interruptible {@code FileChannel} does not turn it
+     * into a {@code ClosedByInterruptException}, and the send into a perfectly live region into a "remote
+     * operation error". The status is restored before returning.
      */
     static MappedByteBuffer mapPeer(long pid, int fd, long inode, int length) throws IOException {
+        boolean interrupted = Thread.interrupted();
+        try {
+            return openAndMapPeer(pid, fd, inode, length);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static MappedByteBuffer openAndMapPeer(long pid, int fd, long inode, int length) throws IOException {
         Path path = ShmHost.descriptorPath(pid, fd);
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             long actual = ShmHost.inode(path);

@@ -52,6 +52,8 @@ final class ShmLink {
     private ByteBuffer in = ByteBuffer.allocate(SMALL_BUFFER);
     /** Who gets the frames: the listener before a request arrives, then the id. Set on the watcher thread. */
     volatile Receiver owner;
+    /** The watcher this socket is registered with, once it is: a close wakes it so the descriptor is released. */
+    volatile ShmWatcher watcher;
 
     ShmLink(SocketChannel channel, Receiver owner) {
         this.channel = channel;
@@ -182,6 +184,11 @@ final class ShmLink {
             channel.close();
         } catch (IOException e) {
             // closing: nothing to recover
+        }
+        ShmWatcher w = watcher;
+        if (w != null && !w.inWatcher()) {
+            // The descriptor is released when the watcher's selector deregisters the key (see ShmWatcher.wakeup).
+            w.wakeup();
         }
     }
 

@@ -57,6 +57,8 @@ final class ShmQueuePair implements QueuePair {
     private static final int WR_WRITE_IMM = 1;
     /** A send whose payload is gathered from the caller's two buffers at post time (postSendInline). */
     private static final int WR_SEND_INLINE = 2;
+    /** The cause a post reports when the peer had closed its receive queue by an orderly disconnect. */
+    private static final String PEER_ENDED_IN_ORDER = "the peer ended the connection: disconnected";
 
     final ShmFabric fabric;
     final ShmCmId owner;
@@ -333,6 +335,7 @@ final class ShmQueuePair implements QueuePair {
                       int bodyOffset) throws FabricException {
         String failure;
         int cause = CAUSE_FAILURE;
+        boolean peerEnded = false;
         boolean signaled = (flags & SIGNALED) != 0;
         lock.lock();
         try {
@@ -352,14 +355,17 @@ final class ShmQueuePair implements QueuePair {
             }
             failure = carryOut(kind, wrId, region, offset, length, remoteAddress, rkey, imm, signaled, head,
                 headOffset, headLength, body, bodyOffset);
-            if (failure != null && failure.startsWith("receiver not ready")) {
+            if (failure == PEER_ENDED_IN_ORDER) {
+                cause = CAUSE_NORMAL;
+                peerEnded = true;
+            } else if (failure != null && failure.startsWith("receiver not ready")) {
                 cause = CAUSE_RECEIVER_NOT_READY;
             }
         } finally {
             lock.unlock();
         }
         if (failure != null) {
-            fail(failure, cause, false);
+            fail(failure, cause, peerEnded);
         } else if (signaled) {
             sendCq.fire();
         }
@@ -402,8 +408,7 @@ final class ShmQueuePair implements QueuePair {
         long t = taken;
         long takenField = ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue);
         if ((takenField & ShmRingsDescriptor.CLOSED) != 0) {
-            completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
-            return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
+            return peerQueueClosed(wrId, seq, sendOp);
         }
         if (peerMap == null) {
             String why;
@@ -416,9 +421,7 @@ final class ShmQueuePair implements QueuePair {
             if (why != null) {
                 if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
                     // Closed meanwhile: its completion queue may be gone with it, which is no lie.
-                    completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
-                    return "the peer's queue pair is not ready (it failed or disconnected): transport retries"
-                        + " exhausted";
+                    return peerQueueClosed(wrId, seq, sendOp);
                 }
                 return ringBroken(wrId, seq, sendOp, why);
             }
@@ -445,8 +448,8 @@ final class ShmQueuePair implements QueuePair {
                     + " only taker (to " + ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) + ", from " + t
                     + ")");
             }
-            completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
-            return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
+            // Only the peer changes the counter besides this side: it closed the queue meanwhile.
+            return peerQueueClosed(wrId, seq, sendOp);
         }
         taken = t + 1;
         int e = ShmRingsDescriptor.recvEntry(peerRecvQueue, peerCapacity, t);
@@ -531,6 +534,22 @@ final class ShmQueuePair implements QueuePair {
         peerMapIndex = index;
         peerMap = b;
         return null;
+    }
+
+    /**
+     * The peer closed its receive queue before this request took a receive. After an orderly disconnect the request
+     * is flushed, as if the peer's DISCONNECT message (still on its way through the socket) had arrived first: the
+     * connection ends in order, and the payload is dropped, as TCP drops data that reaches a closed socket. A
+     * queue closed because the peer failed gives RETRY_EXC_ERR (on hardware, the retries a dead peer never
+     * acknowledges).
+     */
+    private String peerQueueClosed(long wrId, long seq, int sendOp) {
+        if (ShmRingsDescriptor.isClosedInOrder(rings, peerRecvQueue)) {
+            completeSend(wrId, seq, sendOp, WR_FLUSH_ERR, 0);
+            return PEER_ENDED_IN_ORDER;
+        }
+        completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+        return "the peer's queue pair is not ready (it failed): transport retries exhausted";
     }
 
     private void releaseCompletion(long t, int status, int opcode, int byteLen, int imm, int flags) {
@@ -728,11 +747,11 @@ final class ShmQueuePair implements QueuePair {
 
     /**
      * Watcher, periodically: checks the ring fields no one reads while both sides are parked (the header, the hinted
-     * flags and ready-map names of both completion queues, the peer's ready map, both receive queues' taken counters
-     * and next entries, this side's next completion), so that a ring overwritten while nobody produces fails within
-     * a period instead of leaving both ends waiting forever. Also marks this queue pair ready and runs the notifier
-     * if a completion waits (a hint or a doorbell that never came: the peer may have set {@code hinted} without
-     * marking the map, or cleared the map's armed flag without ringing).
+     * flags and ready-map names of both completion queues, the peer's ready map, both receive queues' taken counters,
+     * closed-in-order marks and next entries, this side's next completion), so that a ring overwritten while nobody
+     * produces fails within a period instead of leaving both ends waiting forever. Also marks this queue pair ready
+     * and runs the notifier if a completion waits (a hint or a doorbell that never came: the peer may have set
+     * {@code hinted} without marking the map, or cleared the map's armed flag without ringing).
      */
     void check() {
         if (!attached || ringBroken || state >= STATE_ERROR) {
@@ -806,6 +825,17 @@ final class ShmQueuePair implements QueuePair {
                 + " and " + recvPublished + " (the receives published)";
         }
         checkedTaken = field;
+        // This side writes its closed-in-order mark only when it closes its queue (under lock, entering the error
+        // state); the peer's may be set an instant before its CLOSED bit, so only its value is checked.
+        int inOrder = ShmRingsDescriptor.getClosedInOrder(rings, myRecvQueue);
+        if (inOrder != 0) {
+            return "field closed in order of this side's receive queue is " + inOrder + ", but this side has not"
+                + " closed the queue";
+        }
+        inOrder = ShmRingsDescriptor.getClosedInOrder(rings, peerRecvQueue);
+        if (inOrder != 0 && inOrder != 1) {
+            return "field closed in order of the peer's receive queue is " + inOrder;
+        }
         field = ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue);
         if ((field & ~ShmRingsDescriptor.CLOSED) != taken) {
             return "field taken of the peer's receive queue is " + field + ", expected " + taken
@@ -882,7 +912,7 @@ final class ShmQueuePair implements QueuePair {
         boolean first;
         lock.lock();
         try {
-            first = enterErrorLocked();
+            first = enterErrorLocked(code == CAUSE_NORMAL);
             if (fromPeer || ringBroken) {
                 peerQuiescent = true;
             }
@@ -900,12 +930,20 @@ final class ShmQueuePair implements QueuePair {
         recvCq.fire();
     }
 
-    private boolean enterErrorLocked() {
+    /** @param inOrder an orderly disconnect: the peer's sender flushes what it still posts, without an error */
+    private boolean enterErrorLocked(boolean inOrder) {
         if (state >= STATE_ERROR) {
             return false;
         }
         state = STATE_ERROR;
-        long closed = attached ? ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue) : 0;
+        long closed;
+        if (!attached) {
+            closed = 0;
+        } else if (inOrder) {
+            closed = ShmRingsDescriptor.markInOrderThenCloseTaken(rings, myRecvQueue);
+        } else {
+            closed = ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue);
+        }
         if (closed < recvPolled || closed > recvPublished) {
             // Not a count the peer can have reached: nothing it says about this queue is trusted any more.
             ringBroken = true;
@@ -920,7 +958,7 @@ final class ShmQueuePair implements QueuePair {
         ShmPeer p;
         lock.lock();
         try {
-            enterErrorLocked();
+            enterErrorLocked(true);
             state = STATE_DESTROYED;
             for (int k = 0; k < rRegion.length; k++) {
                 rRegion[k] = null;

@@ -20,6 +20,7 @@ import java.nio.ByteOrder;
  *
  *   receive queue of side s (producer: side s posting receives; consumer: the peer's sender)
  *   +0    taken (long): receives the peer has taken; bit 63 (CLOSED) set by side s when its queue pair fails
+ *   +8    closed in order (int): 1 when side s closed the queue by an orderly disconnect, written before CLOSED
  *   +64   (unused: keeps the producer's entries off the consumer's line)
  *   +128  entry[capacity], 32 bytes each:
  *         +0 sequence + 1 (long, released last)  +8 wrId (long)
@@ -57,6 +58,7 @@ final class ShmRingsDescriptor {
     static final int HEADER_LENGTH = 64;
 
     static final int RECV_TAKEN_OFFSET = 0;
+    static final int RECV_CLOSED_IN_ORDER_OFFSET = 8;
     static final int RECV_ENTRIES_OFFSET = 128;
     static final int CQ_HINTED_OFFSET = 0;
     static final int CQ_READY_RKEY_OFFSET = 8;
@@ -252,6 +254,26 @@ final class ShmRingsDescriptor {
     /** Owner: closes the queue to its peer's sender; returns how many receives the peer had taken. */
     static long getAndCloseTaken(ByteBuffer b, int queue) {
         return ((long) LONG.getAndBitwiseOr(b, queue + RECV_TAKEN_OFFSET, CLOSED)) & ~CLOSED;
+    }
+
+    /**
+     * Owner: marks the queue as closed by an orderly disconnect, then closes it; returns how many receives the peer
+     * had taken. The mark is written before {@link #CLOSED} (the closing read-modify-write is a full fence), so a
+     * sender that sees {@code CLOSED} also sees the mark.
+     */
+    static long markInOrderThenCloseTaken(ByteBuffer b, int queue) {
+        INT.setRelease(b, queue + RECV_CLOSED_IN_ORDER_OFFSET, 1);
+        return getAndCloseTaken(b, queue);
+    }
+
+    /** Sender, after it saw {@link #CLOSED}: whether the owner closed the queue by an orderly disconnect. */
+    static boolean isClosedInOrder(ByteBuffer b, int queue) {
+        return (int) INT.getAcquire(b, queue + RECV_CLOSED_IN_ORDER_OFFSET) == 1;
+    }
+
+    /** The raw closed-in-order field of a receive queue (0 or 1 in a sound ring), for the periodic check. */
+    static int getClosedInOrder(ByteBuffer b, int queue) {
+        return (int) INT.getAcquire(b, queue + RECV_CLOSED_IN_ORDER_OFFSET);
     }
 
     // ---- completion queue: the peer's sender publishes, the owner polls

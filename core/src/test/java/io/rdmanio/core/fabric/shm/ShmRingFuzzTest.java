@@ -168,18 +168,19 @@ class ShmRingFuzzTest {
         int re = ShmRingsDescriptor.recvEntry(rq, cap, Math.max(0, seq));
         int ce = ShmRingsDescriptor.completionEntry(cq, cap, Math.max(0, seq));
         String[] names = {"magic", "version", "nonce", "capacity0", "capacity1", "taken", "hinted", "readyRkey",
-            "readyIndex", "recv.seq", "recv.wrId", "recv.rkey", "recv.offset", "recv.length", "cqe.seq", "cqe.status", "cqe.opcode",
-            "cqe.byteLen", "cqe.imm", "cqe.flags"};
+            "readyIndex", "closedInOrder", "recv.seq", "recv.wrId", "recv.rkey", "recv.offset", "recv.length",
+            "cqe.seq", "cqe.status", "cqe.opcode", "cqe.byteLen", "cqe.imm", "cqe.flags"};
         int[] offsets = {ShmRingsDescriptor.MAGIC_OFFSET, ShmRingsDescriptor.VERSION_OFFSET,
             ShmRingsDescriptor.NONCE_OFFSET, ShmRingsDescriptor.CAPACITY_OFFSET, ShmRingsDescriptor.CAPACITY_OFFSET + 4,
             rq + ShmRingsDescriptor.RECV_TAKEN_OFFSET, cq + ShmRingsDescriptor.CQ_HINTED_OFFSET,
             cq + ShmRingsDescriptor.CQ_READY_RKEY_OFFSET, cq + ShmRingsDescriptor.CQ_READY_INDEX_OFFSET,
-            re + ShmRingsDescriptor.RECV_SEQ, re + ShmRingsDescriptor.RECV_WR_ID, re + ShmRingsDescriptor.RECV_RKEY,
+            rq + ShmRingsDescriptor.RECV_CLOSED_IN_ORDER_OFFSET, re + ShmRingsDescriptor.RECV_SEQ,
+            re + ShmRingsDescriptor.RECV_WR_ID, re + ShmRingsDescriptor.RECV_RKEY,
             re + ShmRingsDescriptor.RECV_OFFSET, re + ShmRingsDescriptor.RECV_LENGTH, ce + ShmRingsDescriptor.CQE_SEQ,
             ce + ShmRingsDescriptor.CQE_STATUS, ce + ShmRingsDescriptor.CQE_OPCODE,
             ce + ShmRingsDescriptor.CQE_BYTE_LEN, ce + ShmRingsDescriptor.CQE_IMM, ce + ShmRingsDescriptor.CQE_FLAGS};
-        boolean[] wide = {false, false, true, false, false, true, false, false, false, true, true, false, false, false,
-            true, false, false, false, false, false};
+        boolean[] wide = {false, false, true, false, false, true, false, false, false, false, true, true, false, false,
+            false, true, false, false, false, false, false};
         int f = random.nextInt(names.length);
         long old = wide[f] ? ring.getLong(offsets[f]) : ring.getInt(offsets[f]);
         long value;
@@ -197,7 +198,7 @@ class ShmRingFuzzTest {
         } else {
             ShmRingsDescriptor.INT.setVolatile(ring, offsets[f], (int) value);
         }
-        return "side " + side + " " + names[f] + (f >= 9 ? "[" + (Math.max(0, seq) & (cap - 1)) + "]" : "") + " "
+        return "side " + side + " " + names[f] + (f >= 10 ? "[" + (Math.max(0, seq) & (cap - 1)) + "]" : "") + " "
             + old + " -> " + (wide[f] ? value : (int) value);
     }
 
