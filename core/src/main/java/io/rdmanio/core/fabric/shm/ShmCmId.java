@@ -175,33 +175,63 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
      */
     private void replaceStaleSocket(ServerSocketChannel ss, Path path, InetSocketAddress address) throws IOException {
         synchronized (REPLACE_LOCK) {
-            try (FileChannel lockFile = FileChannel.open(fabric.dir.resolve(".bind.lock"),
-                     Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
-                     PosixFilePermissions.asFileAttribute(ShmFile.OWNER_ONLY));
-                 FileLock held = lockFile.lock()) {
-                if (isLive(path)) {
-                    throw new BindException("address already in use: " + address + " is served by a live shm"
-                        + " listener (rendezvous socket " + path + ")");
-                }
-                Files.deleteIfExists(path);
-                try {
-                    ss.bind(UnixDomainSocketAddress.of(path), DEFAULT_BACKLOG);
-                } catch (BindException again) {
-                    throw new BindException("address already in use: " + address + " (rendezvous socket " + path
-                        + " was bound by another process meanwhile)");
-                }
+            // The lock file's channel must survive the caller's interrupt; an attempt it cut short bound nothing.
+            Uninterruptibly.call(() -> replaceStaleSocketLocked(ss, path, address));
+        }
+    }
+
+    private Void replaceStaleSocketLocked(ServerSocketChannel ss, Path path, InetSocketAddress address)
+            throws IOException {
+        try (FileChannel lockFile = FileChannel.open(fabric.dir.resolve(".bind.lock"),
+                 Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+                 PosixFilePermissions.asFileAttribute(ShmFile.OWNER_ONLY));
+             FileLock held = lockFile.lock()) {
+            if (isLive(path)) {
+                throw new BindException("address already in use: " + address + " is served by a live shm"
+                    + " listener (rendezvous socket " + path + ")");
+            }
+            Files.deleteIfExists(path);
+            try {
+                ss.bind(UnixDomainSocketAddress.of(path), DEFAULT_BACKLOG);
+            } catch (BindException again) {
+                throw new BindException("address already in use: " + address + " (rendezvous socket " + path
+                    + " was bound by another process meanwhile)");
             }
         }
+        return null;
     }
 
     /** Whether a process accepts connections on the socket file {@code path}; a stale file refuses them. */
     private static boolean isLive(Path path) {
-        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-            probe.connect(UnixDomainSocketAddress.of(path));
-            return true;
+        try {
+            return connectRendezvous(path, false) != null;
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /**
+     * A connected socket to the rendezvous socket {@code path} (a blocking connect, which a caller's interrupt must
+     * not cut short: it would close the socket and fail a connect the interrupt was not meant for), or
+     * {@code null} when nothing accepts there. Closed at once when {@code keep} is false.
+     */
+    private static SocketChannel connectRendezvous(Path path, boolean keep) throws IOException {
+        return Uninterruptibly.call(() -> {
+            SocketChannel attempt = SocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                attempt.connect(UnixDomainSocketAddress.of(path));
+            } catch (SocketException e) {
+                attempt.close();
+                return null;
+            } catch (IOException | RuntimeException e) {
+                attempt.close();
+                throw e;
+            }
+            if (!keep) {
+                attempt.close();
+            }
+            return attempt;
+        });
     }
 
     @Override
@@ -320,13 +350,9 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                         continue;
                     }
                     anyFile = true;
-                    SocketChannel attempt = SocketChannel.open(StandardProtocolFamily.UNIX);
-                    try {
-                        attempt.connect(UnixDomainSocketAddress.of(candidate));
-                        ch = attempt;
+                    ch = connectRendezvous(candidate, true);
+                    if (ch != null) {
                         break;
-                    } catch (SocketException e) {
-                        attempt.close();
                     }
                 }
                 if (ch == null) {

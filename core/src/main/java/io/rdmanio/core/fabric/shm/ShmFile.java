@@ -46,6 +46,12 @@ final class ShmFile implements AutoCloseable {
      * Creates, sizes, maps and unlinks {@code path}: mode 0600, or 0660 owned by {@code group} when given.
      */
     static ShmFile create(Path path, int length, GroupPrincipal group) throws IOException {
+        // On a caller's thread, whose interrupt must not close the new file's channel (a failed attempt removes
+        // the file, so another can take the same path).
+        return Uninterruptibly.call(() -> createOnce(path, length, group));
+    }
+
+    private static ShmFile createOnce(Path path, int length, GroupPrincipal group) throws IOException {
         // Created exclusively, then opened through RandomAccessFile: its FileDescriptor lets the JDK say which
         // descriptor number a peer opens (the directory is this user's alone, 0700, so nothing can swap the file
         // between the two steps).
@@ -81,6 +87,12 @@ final class ShmFile implements AutoCloseable {
      * {@code inode}. The descriptor this opens is closed before returning; the mapping stays.
      */
     static MappedByteBuffer mapPeer(long pid, int fd, long inode, int length) throws IOException {
+        // Also on the data path's first send to a peer region, on whatever thread posts it (an interrupted writer,
+        // a selector thread carrying its interrupt status): the interrupt must not fail the mapping.
+        return Uninterruptibly.call(() -> mapPeerOnce(pid, fd, inode, length));
+    }
+
+    private static MappedByteBuffer mapPeerOnce(long pid, int fd, long inode, int length) throws IOException {
         Path path = ShmHost.descriptorPath(pid, fd);
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             long actual = ShmHost.inode(path);
