@@ -46,9 +46,8 @@ final class ShmFile implements AutoCloseable {
      * Creates, sizes, maps and unlinks {@code path}: mode 0600, or 0660 owned by {@code group} when given.
      */
     static ShmFile create(Path path, int length, GroupPrincipal group) throws IOException {
-        // On a caller's thread, whose interrupt must not close the new file's channel (a failed attempt removes
-        // the file, so another can take the same path).
-        return Uninterruptibly.call(() -> createOnce(path, length, group));
+        // Not on the caller's thread, whose interrupt must not close the new file's channel (see onFileThread).
+        return Uninterruptibly.onFileThread(() -> createOnce(path, length, group));
     }
 
     private static ShmFile createOnce(Path path, int length, GroupPrincipal group) throws IOException {
@@ -88,8 +87,9 @@ final class ShmFile implements AutoCloseable {
      */
     static MappedByteBuffer mapPeer(long pid, int fd, long inode, int length) throws IOException {
         // Also on the data path's first send to a peer region, on whatever thread posts it (an interrupted writer,
-        // a selector thread carrying its interrupt status): the interrupt must not fail the mapping.
-        return Uninterruptibly.call(() -> mapPeerOnce(pid, fd, inode, length));
+        // a selector thread carrying its interrupt status), under the connection's lock: the interrupt must
+        // neither fail the mapping nor deadlock with the hook that closes the writer's channel (see onFileThread).
+        return Uninterruptibly.onFileThread(() -> mapPeerOnce(pid, fd, inode, length));
     }
 
     private static MappedByteBuffer mapPeerOnce(long pid, int fd, long inode, int length) throws IOException {

@@ -14,10 +14,18 @@ import java.nio.channels.ClosedByInterruptException;
  * thread that is interrupted while it writes. Without this guard such a thread would close the fabric's internal
  * channel, fail a setup or a peer mapping, and with it a connection the interrupt was never meant for.
  *
- * <p>So the interrupt status is cleared for the duration of the work and set again afterwards: the application
- * still sees it (its own channels react to it as the JDK documents). An interrupt that arrives while the work
- * runs closes that work's channel; the work then runs again with a fresh one, at most {@link #ATTEMPTS} times.
- * Each unit of work must therefore open, use and close its own channels, and undo what it did when it fails.
+ * <p>Two ways, both keeping the caller's interrupt status for the application (its own channels react to it as
+ * the JDK documents):
+ * <ul>
+ *   <li>{@link #onFileThread}: file creation and mapping, which may run under a connection's lock inside a
+ *       blocking channel operation, run on a private thread that nothing interrupts, and the caller waits for it
+ *       without reacting to interrupts.</li>
+ *   <li>{@link #call}: work outside any connection lock (a rendezvous connect, reading {@code /proc}) runs on the
+ *       caller's thread with the interrupt status cleared and set again afterwards. An interrupt that arrives
+ *       while it runs closes that work's channel; the work then runs again with a fresh one, at most
+ *       {@link #ATTEMPTS} times. Such work must open, use and close its own channels, and undo what it did when it
+ *       fails.</li>
+ * </ul>
  */
 final class Uninterruptibly {
 
@@ -29,7 +37,63 @@ final class Uninterruptibly {
         T run() throws IOException;
     }
 
+    /**
+     * The thread of {@link #onFileThread}: private, so nothing interrupts it, started on first use, idle
+     * otherwise. One for the process: what it runs is short (file creation and mapping on a memory file system).
+     */
+    private static final java.util.concurrent.ExecutorService FILE_THREAD =
+        java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "rdmanio-shm-files");
+            t.setDaemon(true);
+            return t;
+        });
+    private static final ThreadLocal<Boolean> ON_FILE_THREAD = new ThreadLocal<>();
+
     private Uninterruptibly() {
+    }
+
+    /**
+     * Runs {@code work} on the fabric's private file thread and waits for it without reacting to interrupts (the
+     * interrupt status is kept). For file work that may run while the caller holds a connection's lock inside a
+     * blocking channel operation: there, even with its interrupt status cleared, the caller must not touch a JDK
+     * interruptible channel, because that channel's {@code begin()} takes the thread's interrupt lock, which an
+     * interrupting thread holds while its hook closes the caller's channel and waits for that very connection
+     * lock (a deadlock found by the interrupted-writes conformance test).
+     */
+    static <T> T onFileThread(Work<T> work) throws IOException {
+        if (ON_FILE_THREAD.get() != null) {
+            return work.run();
+        }
+        java.util.concurrent.Future<T> f = FILE_THREAD.submit(() -> {
+            ON_FILE_THREAD.set(Boolean.TRUE);
+            return work.run();
+        });
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                try {
+                    return f.get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    Throwable cause = e.getCause();
+                    if (cause instanceof IOException) {
+                        throw (IOException) cause;
+                    }
+                    if (cause instanceof RuntimeException) {
+                        throw (RuntimeException) cause;
+                    }
+                    if (cause instanceof Error) {
+                        throw (Error) cause;
+                    }
+                    throw new IOException(cause);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     static <T> T call(Work<T> work) throws IOException {
