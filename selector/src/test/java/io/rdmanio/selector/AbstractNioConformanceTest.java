@@ -562,6 +562,29 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
     // ------------------------------------------------------------------ interrupts and async close at scale
 
     @Test
+    void interruptBeforeBlockingWriteOrAcceptClosesChannel() throws Exception {
+        // As the JDK: a blocking operation begins by looking at the interrupt status, so nothing is written or
+        // accepted, the channel closes, and the peer sees end of stream.
+        SocketChannel[] p = pair();
+        CompletableFuture<Integer> w = start("writer", () -> {
+            Thread.currentThread().interrupt();
+            return p[0].write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        }, null);
+        awaitFailure(ClosedByInterruptException.class, w);
+        assertFalse(p[0].isOpen());
+        assertEquals(-1, readToEnd(p[1]), "no byte was written");
+        ServerSocketChannel server = server();
+        SocketChannel waiting = client();
+        assertTrue(waiting.connect(server.getLocalAddress()));
+        CompletableFuture<SocketChannel> a = start("acceptor", () -> {
+            Thread.currentThread().interrupt();
+            return server.accept();
+        }, null);
+        awaitFailure(ClosedByInterruptException.class, a);
+        assertFalse(server.isOpen());
+    }
+
+    @Test
     void interruptedSelectorThreadServesEveryClient() throws Exception {
         // A selector loop whose thread carries its interrupt status: every select returns at once and the loop
         // keeps serving, as on the JDK (issue 13 item 3). Accept, read, write and close all run on that thread.
