@@ -714,6 +714,7 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
             Thread.sleep(20);
             after = openDescriptors();
         }
+        System.out.println(provider() + ": descriptors before " + before + ", after 200 interrupted writes " + after);
         assertTrue(after <= before + 8, "descriptors before " + before + ", after 200 interrupted writes " + after);
     }
 
