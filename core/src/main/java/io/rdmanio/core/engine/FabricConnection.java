@@ -861,6 +861,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             flushLocked();
             fire = updateReadinessLocked();
         }
+        // A writer blocked for credit on another thread returns now with what it wrote (as TCP's shutdown does).
+        engine.wakeWaiters();
         if (fire) {
             fireReadiness();
         }

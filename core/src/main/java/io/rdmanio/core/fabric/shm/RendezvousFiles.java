@@ -75,7 +75,8 @@ final class RendezvousFiles {
     static Set<String> boundPathsOfThisHost() {
         List<String> lines;
         try {
-            lines = Files.readAllLines(PROC_NET_UNIX, StandardCharsets.UTF_8);
+            // A caller's interrupt must not close the read's channel and make a bound socket look unbound.
+            lines = Uninterruptibly.call(() -> Files.readAllLines(PROC_NET_UNIX, StandardCharsets.UTF_8));
         } catch (IOException | RuntimeException e) {
             return null;
         }

@@ -14,6 +14,7 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
@@ -202,22 +203,32 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
      */
     private void replaceStaleSocket(ServerSocketChannel ss, Path path, InetSocketAddress address) throws IOException {
         synchronized (REPLACE_LOCK) {
-            try (FileChannel lockFile = openBindLock()) {
-                lockFile.lock(); // released when the channel closes
+            // The lock file's channel must survive the caller's interrupt; an attempt it cut short bound nothing
+            // (and, if it had removed the stale file already, the next attempt finds none and just binds).
+            Uninterruptibly.call(() -> replaceStaleSocketLocked(ss, path, address));
+        }
+    }
+
+    private Void replaceStaleSocketLocked(ServerSocketChannel ss, Path path, InetSocketAddress address)
+            throws IOException {
+        try (FileChannel lockFile = openBindLock()) {
+            lockFile.lock(); // released when the channel closes
+            if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
                 String live = staleness(path);
                 if (live != null) {
                     throw new BindException("address already in use: " + address + " (rendezvous socket " + path
                         + ": " + live + ")");
                 }
                 Files.deleteIfExists(path);
-                try {
-                    ss.bind(UnixDomainSocketAddress.of(path), RENDEZVOUS_BACKLOG);
-                } catch (BindException again) {
-                    throw new BindException("address already in use: " + address + " (rendezvous socket " + path
-                        + " was bound by another process meanwhile)");
-                }
+            }
+            try {
+                ss.bind(UnixDomainSocketAddress.of(path), RENDEZVOUS_BACKLOG);
+            } catch (BindException again) {
+                throw new BindException("address already in use: " + address + " (rendezvous socket " + path
+                    + " was bound by another process meanwhile)");
             }
         }
+        return null;
     }
 
     /**
@@ -276,18 +287,26 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             return;
         }
         synchronized (REPLACE_LOCK) {
-            try (FileChannel lockFile = openBindLock()) {
-                lockFile.lock(); // released when the channel closes
-                for (Path p : candidates) {
-                    try {
-                        long inode = ShmHost.inode(p);
-                        if (staleness(p) == null && ShmHost.inode(p) == inode) {
-                            Files.deleteIfExists(p);
+            try {
+                // The lock file's channel must survive the caller's interrupt; a sweep cut short is run again.
+                Uninterruptibly.call(() -> {
+                    try (FileChannel lockFile = openBindLock()) {
+                        lockFile.lock(); // released when the channel closes
+                        for (Path p : candidates) {
+                            try {
+                                long inode = ShmHost.inode(p);
+                                if (staleness(p) == null && ShmHost.inode(p) == inode) {
+                                    Files.deleteIfExists(p);
+                                }
+                            } catch (ClosedByInterruptException e) {
+                                throw e;
+                            } catch (IOException e) {
+                                // gone meanwhile
+                            }
                         }
-                    } catch (IOException e) {
-                        // gone meanwhile
                     }
-                }
+                    return null;
+                });
             } catch (IOException | RuntimeException e) {
                 // Best effort: a stale socket left now is removed by a later bind, or replaced by a bind of its
                 // own address.
@@ -490,8 +509,17 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
      * tried again with growing pauses for at most {@link #CONNECT_WAIT_NANOS}, as TCP retries a SYN that a full
      * accept queue dropped. The refusal names what was found: no socket file, a file no process listens on (left by
      * a process that is gone), or a listener that stayed full.
+     *
+     * <p>The caller's interrupt reaches neither the sockets (they are non-blocking, and the work runs through
+     * {@link Uninterruptibly#call}) nor the pauses: an interrupt status would make every pause return at once and
+     * the retries spin. It is set aside and kept for the caller.
      */
     private Reached reachListener(InetSocketAddress address) throws IOException {
+        return Uninterruptibly.call(() -> reachListenerUninterrupted(address));
+    }
+
+    /** {@link #reachListener}, run with the caller's interrupt status set aside. */
+    private Reached reachListenerUninterrupted(InetSocketAddress address) throws IOException {
         long deadline = System.nanoTime() + CONNECT_WAIT_NANOS;
         long pause = 20_000;
         while (true) {
@@ -528,7 +556,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 }
             }
             if (full != null && System.nanoTime() - deadline < 0) {
+                // An interrupt that arrived meanwhile would end every pause at once: set aside for the pause.
+                boolean interrupted = Thread.interrupted();
                 LockSupport.parkNanos(pause);
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
                 pause = Math.min(pause * 2, 10_000_000);
                 continue;
             }
