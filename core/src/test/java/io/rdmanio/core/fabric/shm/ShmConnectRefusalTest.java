@@ -96,4 +96,62 @@ class ShmConnectRefusalTest {
             }
         }
     }
+
+    /**
+     * A thread carrying its interrupt status (a selector thread run so, an application thread interrupted while it
+     * connects) binds over a stale socket and meets a full listener exactly as any other: the bind succeeds, the
+     * refusal names the full queue (not a closed channel), and the thread keeps its interrupt status.
+     */
+    @Test
+    void anInterruptedCallerBindsOverAStaleSocketAndIsToldOfAFullQueue() throws IOException {
+        try (ShmFabric fabric = ShmTestSupport.open(dir)) {
+            InetSocketAddress stale = new InetSocketAddress(InetAddress.getLoopbackAddress(), 40998);
+            try (ServerSocketChannel dead = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                dead.bind(UnixDomainSocketAddress.of(fabric.rendezvousPath(stale)));
+            }
+            EventChannel events = fabric.createEventChannel();
+            CmId listener = fabric.createId(events);
+            Thread.currentThread().interrupt();
+            try {
+                listener.bind(stale);
+            } finally {
+                assertTrue(Thread.interrupted(), "the bind kept the caller's interrupt status");
+            }
+            listener.listen(4);
+            listener.close();
+
+            InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(), 40997);
+            Path socket = fabric.rendezvousPath(address);
+            List<SocketChannel> fillers = new ArrayList<>();
+            try (ServerSocketChannel stuck = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                stuck.bind(UnixDomainSocketAddress.of(socket), 1);
+                for (int i = 0; i < 16; i++) {
+                    SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
+                    fillers.add(c);
+                    c.configureBlocking(false);
+                    try {
+                        c.connect(UnixDomainSocketAddress.of(socket));
+                    } catch (SocketException e) {
+                        break; // full
+                    }
+                }
+                CompletionQueue cq = fabric.createCompletionQueue(8);
+                CmId id = fabric.createId(events);
+                id.createQueuePair(new QueuePair.Config(cq, cq, 4, 4, 64));
+                Thread.currentThread().interrupt();
+                try {
+                    id.connect(address, null);
+                } finally {
+                    assertTrue(Thread.interrupted(), "the connect kept the caller's interrupt status");
+                }
+                CmEvent rejected = expect(events, CmEvent.Type.REJECTED);
+                id.close();
+                assertTrue(rejected.reason().contains("alive but accepted no connection"), rejected.reason());
+            } finally {
+                for (SocketChannel c : fillers) {
+                    c.close();
+                }
+            }
+        }
+    }
 }
