@@ -7,6 +7,9 @@
 #   benchmarks/bench.sh --profile   the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
 #   benchmarks/bench.sh --plots     only regenerate the plots from the JSON already in benchmarks/results/
 #   benchmarks/bench.sh --startup   a JVM's whole life (start, main, exit) with and without the agent, 7 runs each
+#   benchmarks/bench.sh --scale [--repeat N] [--idle 0,500,2000] [--connections 1000,5000] [--transports tcp,shm]
+#                                   a round trip beside idle connections, and N connections opened and held
+#                                   (rate, memory, descriptors, mappings per connection), TCP beside shm
 #   ... --transports tcp,disni      (after --quick or alone) only these transports; tcp is always one of them
 #
 # Builds the agent jar and the benchmarks jar first when they are missing or older than the sources.
@@ -20,10 +23,14 @@ agent_jar="$root/selector/target/rdmanio-agent.jar"
 
 mode=full
 case "${1:-}" in
-  --quick|--profile|--plots|--startup) mode="${1#--}"; shift ;;
-  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+  --quick|--profile|--plots|--scale|--startup) mode="${1#--}"; shift ;;
+  -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
 esac
 extra=()
+if [[ $mode == scale ]]; then
+  extra=("$@")
+  set --
+fi
 if [[ "${1:-}" == --transports && $mode != plots && $mode != profile ]]; then
   [[ -n "${2:-}" ]] || { echo "bench.sh: --transports needs a list such as tcp,disni" >&2; exit 2; }
   extra=(--transports "$2")
@@ -121,6 +128,9 @@ case $mode in
     tmp="$(mktemp -d)"
     trap 'rm -rf "$tmp"' EXIT
     "$java" -cp "$cp" io.rdmanio.benchmarks.BenchMain --quick --results "$tmp" "${extra[@]}"
+    ;;
+  scale)
+    "$java" -cp "$cp" io.rdmanio.benchmarks.ScaleBench "${extra[@]}"
     ;;
   profile)
     mkdir -p "$results"

@@ -30,7 +30,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *                                        test, 3 s of idle CPU
  * BenchMain [--results DIR]              everything; JMH JSON per benchmark and transport under DIR
  * BenchMain --only G1,G2 [--results DIR]  only those groups (RoundTripBench, StreamBench, ConnectBench,
- *                                        ManyConnectionsBench, ConnectionTest, IdleCpu), full settings
+ *                                        ManyConnectionsBench, ConnectionTest, IdleCpu, Scale), full settings
  * BenchMain --profile [--results DIR]    the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
  * ... --transports tcp,T[,T...]          only these transports (tcp always: every row is a ratio to it)
  * </pre>
@@ -125,7 +125,7 @@ public final class BenchMain {
     }
 
     private void runQuick() throws Exception {
-                int steps = transports.size() * 2 + 2;
+        int steps = transports.size() * 2 + 3;
         int step = 0;
         for (Transport t : transports) {
             run(++step, steps, "RoundTripBench", t, Map.of("size", new String[] {"64", "4096"},
@@ -140,8 +140,11 @@ public final class BenchMain {
         System.out.printf(Locale.ROOT, "[%d/%d] idle CPU, 3 s per transport (%.0f s so far)%n", ++step, steps,
                 elapsed());
         List<IdleCpu.Result> idle = IdleCpu.orchestrate(transports, 3);
+        System.out.printf(Locale.ROOT, "[%d/%d] scale: a round trip beside 0, 500, 2000 idle connections; 1000"
+                + " connections opened and held (%.0f s so far)%n", ++step, steps, elapsed());
+        String scale = scale(new int[] {1000}, 1);
         String report = tables() + "\nconnection test (1 KiB, 8 in flight, ringDepth=2, 4 KiB socket buffers, 10 s)\n"
-                + ConnectionTest.table(conn) + idleHeading(3) + IdleCpu.table(idle);
+                + ConnectionTest.table(conn) + idleHeading(3) + IdleCpu.table(idle) + scale;
         System.out.println();
         System.out.print(report);
         System.out.printf(Locale.ROOT, "%ntotal %.0f s%n", elapsed());
@@ -156,7 +159,9 @@ public final class BenchMain {
             groups.retainAll(only);
         }
         boolean idleCpu = only == null || only.contains("IdleCpu");
-        int steps = transports.size() * groups.size() + (connectionTest ? 1 : 0) + (idleCpu ? 1 : 0);
+        boolean scale = only == null || only.contains("Scale");
+        int steps = transports.size() * groups.size() + (connectionTest ? 1 : 0) + (idleCpu ? 1 : 0)
+                + (scale ? 1 : 0);
         int step = 0;
         for (String group : groups) {
             for (Transport t : transports) {
@@ -181,6 +186,11 @@ public final class BenchMain {
             Files.writeString(results.resolve("IdleCpu.json"), IdleCpu.json(idle, seconds));
             report += idleHeading(seconds) + IdleCpu.table(idle);
         }
+        if (scale) {
+            System.out.printf(Locale.ROOT, "[%d/%d] scale: a round trip beside 0, 500, 2000 idle connections; 1000"
+                    + " and 5000 connections opened and held (%.0f s so far)%n", ++step, steps, elapsed());
+            report += scale(new int[] {1000, 5000}, 3);
+        }
         System.out.println();
         System.out.print(report);
         System.out.printf(Locale.ROOT, "%ntotal %.0f s%n", elapsed());
@@ -188,12 +198,31 @@ public final class BenchMain {
                 Machine.describe() + "\n" + report);
     }
 
-    /** JMH's stack profiler on the shm hot paths: the 64 B selector round trip and the 1 MiB stream. */
+    /**
+     * {@link ScaleBench} on the transports with two processes (loopback needs one JVM for both ends, and the point
+     * is what idle connections of another process cost): the round trip beside idle connections, then
+     * {@code counts} connections opened and held.
+     */
+    private String scale(int[] counts, int seconds) throws Exception {
+        List<Transport> two = new ArrayList<>();
+        for (Transport t : transports) {
+            if (!t.inProcessOnly()) {
+                two.add(t);
+            }
+        }
+        List<ScaleBench.RttResult> rtt = ScaleBench.rtt(two, new int[] {0, 500, 2000}, seconds);
+        List<ScaleBench.ConnectResult> held = ScaleBench.connect(two, counts);
+        String text = ScaleBench.rttTable(rtt) + ScaleBench.connectTable(held);
+        Files.writeString(results.resolve("scale.txt"), text);
+        return text;
+    }
+
     private static String idleHeading(int seconds) {
         return "\nidle CPU (" + IdleCpu.CONNECTIONS + " quiet connections in a blocked select, one blocked read, "
                 + seconds + " s; the kernel counts CPU time in 10 ms ticks)\n";
     }
 
+    /** JMH's stack profiler on the shm hot paths: the 64 B selector round trip and the 1 MiB stream. */
     private void profile() throws RunnerException {
         profileOne("RoundTripBench", Map.of("size", new String[] {"64"}, "io", new String[] {"selector"}),
                 "profile-shm-roundtrip.txt");

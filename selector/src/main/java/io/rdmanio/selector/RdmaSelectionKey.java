@@ -92,11 +92,7 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
         interestOps = ops;
         SelectionKey ik = innerKey;
         if (ik != null) {
-            try {
-                ik.interestOps(ops);
-            } catch (CancelledKeyException e) {
-                // Unbound concurrently: the key is being cancelled.
-            }
+            copyInterestTo(ik);
         }
         if (ik == null || fabricToo) {
             selector.enqueue(this);
@@ -127,9 +123,28 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
         innerKey = key;
         bound = andFabric ? BOUND_BOTH : BOUND_INNER;
         // An interest change may have raced with the registration that read the old value.
-        int ops = interestOps;
-        if (key.isValid() && key.interestOps() != ops) {
-            key.interestOps(ops);
+        copyInterestTo(key);
+    }
+
+    /**
+     * Copies the interest set to the inner key until the copy is the latest value. Two threads copy at once when
+     * an interest change races with the selector binding the key: one of them may have read the set before the
+     * other changed it, and its late write would put the old set back (a lost change, found by
+     * raceInterestOpsAgainstSelect). Whoever writes last re-reads the set afterwards and writes again if it moved.
+     */
+    private void copyInterestTo(SelectionKey ik) {
+        try {
+            for (;;) {
+                int ops = interestOps;
+                if (ik.interestOps() != ops) {
+                    ik.interestOps(ops);
+                }
+                if (interestOps == ops) {
+                    return;
+                }
+            }
+        } catch (CancelledKeyException e) {
+            // Unbound concurrently: the key is being cancelled.
         }
     }
 

@@ -82,6 +82,13 @@ final class RdmaSelector extends AbstractSelector {
     private long pass;
     /** The earliest time a candidate becomes ready without an event ({@link System#nanoTime()}; 0: none). */
     private long earliestDeadline;
+    /**
+     * Set by a collection pass that found a key ready, whether or not that added or updated anything: the select
+     * then returns, as the JDK's does (its epoll wait returns for every ready descriptor, and a key already in the
+     * selected-key set with the same ready set counts 0). Blocking there instead would hang a select(Consumer)-less
+     * loop that leaves a still-ready key in the selected set.
+     */
+    private boolean foundReady;
 
     RdmaSelector(RdmaSelectorProvider provider) throws IOException {
         super(provider);
@@ -187,6 +194,7 @@ final class RdmaSelector extends AbstractSelector {
         boolean innerFresh = false;
         for (;;) {
             pass++;
+            foundReady = false;
             processCancelledKeys();
             drainPending();
             progressEngines();
@@ -199,7 +207,7 @@ final class RdmaSelector extends AbstractSelector {
             innerFresh = false;
             count += collectInner(action);
             processCancelledKeys();
-            if (count > 0 || timeoutMillis == 0 || !isOpen() || Thread.currentThread().isInterrupted()) {
+            if (count > 0 || foundReady || timeoutMillis == 0 || !isOpen() || Thread.currentThread().isInterrupted()) {
                 break;
             }
             if (wakeupPending.getAndSet(false)) {
@@ -480,6 +488,7 @@ final class RdmaSelector extends AbstractSelector {
 
     /** As the JDK: readiness accumulates in a key already selected; counts keys added or updated. */
     private int report(RdmaSelectionKey k, int ops, Consumer<SelectionKey> action) {
+        foundReady = true;
         if (action != null) {
             if (k.actionPass == pass) {
                 // A server on both transports: its key was handed to the action once already in this pass.

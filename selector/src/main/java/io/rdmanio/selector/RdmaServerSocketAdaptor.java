@@ -51,10 +51,21 @@ final class RdmaServerSocketAdaptor extends ServerSocket {
         if (!isBound()) {
             throw new SocketException("Socket is not bound yet");
         }
-        if (!ch.isBlocking()) {
+        int timeout = timeoutMillis;
+        if (timeout > 0) {
+            // Checks blocking mode itself: a timed accept needs it.
+            return ch.timedAccept(TimeUnit.MILLISECONDS.toNanos(timeout)).socket();
+        }
+        if (ch.isBlocking()) {
+            return ch.timedAccept(0).socket();
+        }
+        // As the JDK's adaptor: a non-blocking channel still hands over a connection that is waiting (long
+        // standing behaviour that code relies on), and only when none waits is the mode illegal.
+        java.nio.channels.SocketChannel sc = ch.accept();
+        if (sc == null) {
             throw new IllegalBlockingModeException();
         }
-        return ch.timedAccept(TimeUnit.MILLISECONDS.toNanos(timeoutMillis)).socket();
+        return sc.socket();
     }
 
     private InetSocketAddress local() {

@@ -339,28 +339,58 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             if (route == ROUTE_BOTH) {
                 return acceptEither(l, d, nanos);
             }
-            long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
-            for (;;) {
+            if (nanos == 0) {
                 Connection c = l.accept();
-                if (c != null) {
-                    return new RdmaSocketChannel(rdma, c, inheritedOptions());
-                }
-                if (nanos == 0) {
-                    return null;
-                }
-                long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
-                if (wait <= 0) {
-                    throw new SocketTimeoutException("Accept timed out");
-                }
-                boolean ready = false;
-                begin();
-                try {
-                    ready = l.await(Readiness.ACCEPT, wait) != 0;
-                } finally {
-                    end(ready);
-                }
-                ensureOpen();
+                return c == null ? null : new RdmaSocketChannel(rdma, c, inheritedOptions());
             }
+            // As the JDK: a blocking accept is inside begin()/end() from its first attempt, so an interrupt
+            // pending before the call closes the channel too.
+            long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
+            Connection c = null;
+            begin();
+            try {
+                while (isOpen()) {
+                    try {
+                        c = l.accept();
+                    } catch (IOException e) {
+                        if (!isOpen()) {
+                            break;
+                        }
+                        throw e;
+                    }
+                    if (c != null || Thread.currentThread().isInterrupted()) {
+                        break;
+                    }
+                    long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+                    if (wait <= 0) {
+                        throw new SocketTimeoutException("Accept timed out");
+                    }
+                    l.await(Readiness.ACCEPT, wait);
+                }
+            } finally {
+                try {
+                    end(c != null);
+                } catch (IOException e) {
+                    // Interrupted or closed just after a connection was taken: nobody will own it.
+                    if (c != null) {
+                        c.close();
+                    }
+                    throw e;
+                }
+            }
+            if (Thread.currentThread().isInterrupted() && isOpen()) {
+                // The interrupt hook was taken over by a fabric channel used on this thread meanwhile (see
+                // RdmaSocketChannel#ensureNotInterrupted): handled here as the hook would have.
+                if (c != null) {
+                    c.close();
+                }
+                close();
+                throw new ClosedByInterruptException();
+            }
+            if (c == null) {
+                throw new AsynchronousCloseException();
+            }
+            return new RdmaSocketChannel(rdma, c, inheritedOptions());
         } finally {
             acceptLock.unlock();
         }

@@ -344,19 +344,41 @@ final class RdmaSocketAdaptor extends Socket {
 
     @Override
     public void setOOBInline(boolean on) throws SocketException {
-        Socket s = jdk();
-        if (s != null) {
-            s.setOOBInline(on);
-        } else if (on) {
-            // A fabric carries no urgent data, so there is none to inline.
-            throw new SocketException("SO_OOBINLINE not supported on a fabric connection");
+        SocketOption<Boolean> option = oobInlineOption();
+        if (option == null) {
+            Socket s = jdk();
+            if (s != null) {
+                s.setOOBInline(on);
+            } else if (on) {
+                throw new SocketException("SO_OOBINLINE is not supported by this JDK's socket channels");
+            }
+            return;
         }
+        // Through the channel, as the JDK's adaptor does: accepted before connect (the channel keeps it and hands it
+        // to the JDK's channel if routed to TCP). A fabric carries no urgent data, so there is none to inline and
+        // the option only keeps its value (sendUrgentData is what it refuses).
+        set(option, on);
     }
 
     @Override
     public boolean getOOBInline() throws SocketException {
-        Socket s = jdk();
-        return s != null && s.getOOBInline();
+        SocketOption<Boolean> option = oobInlineOption();
+        if (option == null) {
+            Socket s = jdk();
+            return s != null && s.getOOBInline();
+        }
+        return get(option);
+    }
+
+    /** The JDK's own SO_OOBINLINE (internal to java.base), as its socket channels list it; null if they do not. */
+    @SuppressWarnings("unchecked")
+    private SocketOption<Boolean> oobInlineOption() {
+        for (SocketOption<?> o : ch.supportedOptions()) {
+            if (o.name().equals("SO_OOBINLINE") && o.type() == Boolean.class) {
+                return (SocketOption<Boolean>) o;
+            }
+        }
+        return null;
     }
 
     @Override

@@ -21,6 +21,7 @@ import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyBoundException;
 import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
@@ -587,6 +588,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             } finally {
                 end(ready);
             }
+            ensureNotInterrupted();
         }
     }
 
@@ -845,7 +847,12 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         }
     }
 
-    /** Fabric read: caller holds the read lock. Waits up to {@code nanos} (0: just try). */
+    /**
+     * Fabric read: caller holds the read lock. Waits up to {@code nanos} (0: just try). A blocking read runs inside
+     * {@code begin()/end()} from its first attempt, as the JDK's does: an interrupt (even one pending before the
+     * call) closes the channel and ends it with {@link ClosedByInterruptException}, a close from another thread
+     * with {@link AsynchronousCloseException}, and the interrupt status stays set.
+     */
     private long implRead(ByteBuffer[] dsts, int offset, int length, long nanos) throws IOException {
         Connection c = ensureConnected();
         if (inputShutdown) {
@@ -855,29 +862,48 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         if (!hasRemaining(dsts, offset, length)) {
             return 0;
         }
-        long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
-        for (;;) {
+        if (nanos == 0) {
             long n = c.read(dsts, offset, length);
             if (n > 0) {
                 RunStats.get().bytes(true, n);
-                return n;
             }
-            if (n < 0 || nanos == 0) {
-                return n;
-            }
-            long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
-            if (wait <= 0) {
-                throw new SocketTimeoutException("Read timed out");
-            }
-            boolean ready = false;
-            begin();
-            try {
-                ready = c.await(Readiness.READ, wait) != 0;
-            } finally {
-                end(ready);
-            }
-            ensureOpen();
+            return n;
         }
+        long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
+        long n = 0;
+        begin();
+        try {
+            for (;;) {
+                try {
+                    n = c.read(dsts, offset, length);
+                } catch (IOException e) {
+                    if (!isOpen()) {
+                        // Closed by an interrupt or another thread meanwhile: end() names that instead.
+                        n = 0;
+                        break;
+                    }
+                    throw e;
+                }
+                if (n != 0 || !isOpen() || Thread.currentThread().isInterrupted()) {
+                    break;
+                }
+                long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+                if (wait <= 0) {
+                    throw new SocketTimeoutException("Read timed out");
+                }
+                c.await(Readiness.READ, wait);
+            }
+        } finally {
+            end(n > 0);
+        }
+        ensureNotInterrupted();
+        if (n > 0) {
+            RunStats.get().bytes(true, n);
+        } else if (n == 0) {
+            // Left the loop only because the channel closed: end() has thrown unless the close raced with it.
+            throw new AsynchronousCloseException();
+        }
+        return n;
     }
 
     /** The socket adaptor's read with SO_TIMEOUT; the channel must be in blocking mode. */
@@ -947,34 +973,72 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         }
     }
 
-    /** Fabric write: caller holds the write lock. Blocking mode writes every byte, as the JDK does. */
+    /**
+     * Fabric write: caller holds the write lock. Blocking mode writes every byte, as the JDK does, inside
+     * {@code begin()/end()} from its first attempt: an interrupt closes the channel and ends the write with
+     * {@link ClosedByInterruptException}; a close from another thread ends it with the bytes it took, or with
+     * {@link AsynchronousCloseException} when it took none; so does {@link #shutdownOutput} from
+     * another thread (the JDK's SocketChannelImpl does the same), leaving the channel open.
+     */
     private long implWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
         Connection c = ensureConnected();
         if (outputShutdown) {
             throw new ClosedChannelException();
         }
-        boolean blocking = isBlocking();
-        long total = 0;
-        for (;;) {
+        if (!isBlocking()) {
             long n = c.write(srcs, offset, length);
             if (n > 0) {
-                total += n;
                 RunStats.get().bytes(true, n);
             }
-            if (!blocking || !hasRemaining(srcs, offset, length)) {
-                return total;
+            return n;
+        }
+        long total = 0;
+        begin();
+        try {
+            for (;;) {
+                long n;
+                try {
+                    n = c.write(srcs, offset, length);
+                } catch (IOException e) {
+                    if (!isOpen() || outputShutdown) {
+                        // Closed or shut down by another thread (or an interrupt) meanwhile: reported below.
+                        break;
+                    }
+                    throw e;
+                }
+                if (n > 0) {
+                    total += n;
+                    RunStats.get().bytes(true, n);
+                }
+                if (!hasRemaining(srcs, offset, length) || !isOpen() || outputShutdown
+                        || Thread.currentThread().isInterrupted()) {
+                    break;
+                }
+                if (n == 0) {
+                    c.await(Readiness.WRITE, Long.MAX_VALUE);
+                }
             }
-            if (n > 0) {
-                continue;
-            }
-            boolean ready = false;
-            begin();
-            try {
-                ready = c.await(Readiness.WRITE, Long.MAX_VALUE) != 0;
-            } finally {
-                end(ready);
-            }
-            ensureOpen();
+        } finally {
+            end(total > 0);
+        }
+        ensureNotInterrupted();
+        if (total == 0 && hasRemaining(srcs, offset, length)) {
+            // Output shut down by another thread before this write took a byte (a close has thrown in end()).
+            throw new AsynchronousCloseException();
+        }
+        return total;
+    }
+
+    /**
+     * After a blocking operation's {@code end()}: an interrupt whose hook did not close this channel is handled as
+     * the hook would have. The hook is the thread's one "blocked on" slot, which a fabric's own interruptible
+     * channel used on this thread meanwhile (mapping a peer's region while a send is posted) takes over and
+     * clears; the interrupt status, which the wait returns on, is what tells.
+     */
+    private void ensureNotInterrupted() throws ClosedByInterruptException {
+        if (Thread.currentThread().isInterrupted() && isOpen()) {
+            closeQuietly();
+            throw new ClosedByInterruptException();
         }
     }
 

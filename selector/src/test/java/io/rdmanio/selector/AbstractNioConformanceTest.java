@@ -599,6 +599,272 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertFalse(p[1].isOpen());
     }
 
+    // ------------------------------------------------------------------ interrupts and async close at scale
+
+    @Test
+    void interruptBeforeBlockingWriteOrAcceptClosesChannel() throws Exception {
+        // As the JDK: a blocking operation begins by looking at the interrupt status, so nothing is written or
+        // accepted, the channel closes, and the peer sees end of stream.
+        SocketChannel[] p = pair();
+        CompletableFuture<Integer> w = start("writer", () -> {
+            Thread.currentThread().interrupt();
+            return p[0].write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        }, null);
+        awaitFailure(ClosedByInterruptException.class, w);
+        assertFalse(p[0].isOpen());
+        assertEquals(-1, readToEnd(p[1]), "no byte was written");
+        ServerSocketChannel server = server();
+        SocketChannel waiting = client();
+        assertTrue(waiting.connect(server.getLocalAddress()));
+        CompletableFuture<SocketChannel> a = start("acceptor", () -> {
+            Thread.currentThread().interrupt();
+            return server.accept();
+        }, null);
+        awaitFailure(ClosedByInterruptException.class, a);
+        assertFalse(server.isOpen());
+    }
+
+    @Test
+    void interruptedSelectorThreadServesEveryClient() throws Exception {
+        // A selector loop whose thread carries its interrupt status: every select returns at once and the loop
+        // keeps serving, as on the JDK (issue 13 item 3). Accept, read, write and close all run on that thread.
+        ServerSocketChannel server = server();
+        server.configureBlocking(false);
+        Selector sel = selector();
+        server.register(sel, SelectionKey.OP_ACCEPT);
+        int clients = 50;
+        java.util.concurrent.atomic.AtomicInteger served = new java.util.concurrent.atomic.AtomicInteger();
+        CompletableFuture<Boolean> loop = start("interrupted-selector", () -> {
+            Thread.currentThread().interrupt();
+            List<SocketChannel> open = new ArrayList<>();
+            ByteBuffer b = ByteBuffer.allocate(64);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            try {
+                while (served.get() < clients) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new AssertionError("served " + served.get() + " of " + clients + " in time");
+                    }
+                    sel.select();
+                    for (java.util.Iterator<SelectionKey> it = sel.selectedKeys().iterator(); it.hasNext(); ) {
+                        SelectionKey k = it.next();
+                        it.remove();
+                        if (!k.isValid()) {
+                            continue;
+                        }
+                        if (k.isAcceptable()) {
+                            SocketChannel a;
+                            while ((a = server.accept()) != null) {
+                                open.add(a);
+                                a.configureBlocking(false);
+                                a.register(sel, SelectionKey.OP_READ);
+                            }
+                        } else if (k.isReadable()) {
+                            SocketChannel a = (SocketChannel) k.channel();
+                            b.clear();
+                            int n = a.read(b);
+                            if (n > 0) {
+                                b.flip();
+                                assertEquals(n, a.write(b), "a small echo fits at once");
+                            } else if (n < 0) {
+                                served.incrementAndGet();
+                                a.close();
+                            }
+                        }
+                    }
+                }
+                return Thread.currentThread().isInterrupted();
+            } finally {
+                for (SocketChannel a : open) {
+                    a.close();
+                }
+            }
+        }, null);
+        for (int i = 0; i < clients && !loop.isDone(); i++) {
+            try (SocketChannel c = provider().openSocketChannel()) {
+                c.connect(server.getLocalAddress());
+                c.write(ByteBuffer.wrap(new byte[] {(byte) i}));
+                ByteBuffer one = ByteBuffer.allocate(1);
+                assertEquals(1, readFully(c, one), "client " + i + " got its echo");
+                assertEquals((byte) i, one.get(0));
+                c.shutdownOutput();
+                assertEquals(-1, readToEnd(c), "client " + i);
+            }
+        }
+        assertTrue(await(loop), "the selector thread keeps its interrupt status");
+        assertEquals(clients, served.get());
+    }
+
+    @Test
+    void manyInterruptedBlockingWritesCloseTheirChannelsAndLeakNothing() throws Exception {
+        // 200 writers in write (the peer never reads; half of them blocked there), each interrupted: each gets
+        // ClosedByInterruptException, keeps its interrupt status, and its channel is closed; once every pair is
+        // closed the process holds no more descriptors than before (issue 13 item 4).
+        ServerSocketChannel server = server();
+        ByteBuffer big = ByteBuffer.allocateDirect(32 << 20);
+        long before = 0;
+        for (int round = 0; round <= 200; round++) {
+            if (round == 1) {
+                // Round 0 warms up what a first connection opens once (a fabric's watcher, its directory).
+                before = openDescriptors();
+            }
+            SocketChannel c = provider().openSocketChannel();
+            SocketChannel a = null;
+            try {
+                assertTrue(c.connect(server.getLocalAddress()));
+                a = server.accept();
+                ByteBuffer src = big.duplicate();
+                AtomicReference<Thread> t = new AtomicReference<>();
+                CompletableFuture<Boolean> interrupted = new CompletableFuture<>();
+                CompletableFuture<Long> f = start("writer-" + round, () -> {
+                    try {
+                        long total = 0;
+                        for (int i = 0; i < 64; i++) {
+                            src.clear();
+                            total += c.write(src);
+                        }
+                        return total;
+                    } finally {
+                        interrupted.complete(Thread.currentThread().isInterrupted());
+                    }
+                }, t);
+                if (round % 2 == 0) {
+                    awaitBlocked(t.get(), "write");
+                }
+                // Odd rounds interrupt at once: wherever the writer is (starting, copying, waiting), the outcome is
+                // the same.
+                t.get().interrupt();
+                try {
+                    awaitFailure(ClosedByInterruptException.class, f);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    fail("round " + round + ": the interrupted writer did not return; it is at "
+                        + Arrays.toString(t.get().getStackTrace()));
+                }
+                assertTrue(await(interrupted), "round " + round + ": interrupt status kept");
+                assertFalse(c.isOpen(), "round " + round + ": an interrupted blocking write closes the channel");
+            } finally {
+                c.close();
+                if (a != null) {
+                    a.close();
+                }
+            }
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        long after = openDescriptors();
+        while (after > before + 8 && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+            after = openDescriptors();
+        }
+        System.out.println(provider() + ": descriptors before " + before + ", after 200 interrupted writes " + after);
+        assertTrue(after <= before + 8, "descriptors before " + before + ", after 200 interrupted writes " + after);
+    }
+
+    /** The process's open file descriptors (Linux). */
+    private static long openDescriptors() throws IOException {
+        try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+            return s.count();
+        }
+    }
+
+    @Test
+    void shutdownOutputWakesBlockedWriter() throws Exception {
+        // The JDK wakes a writer blocked for room: its write returns the bytes it took (or throws
+        // AsynchronousCloseException when it took none), later writes fail, the channel stays open, and the peer
+        // reads exactly the bytes the writes accepted, then end of stream.
+        SocketChannel[] p = pair();
+        ByteBuffer src = ByteBuffer.allocateDirect(32 << 20);
+        java.util.concurrent.atomic.AtomicLong accepted = new java.util.concurrent.atomic.AtomicLong();
+        AtomicReference<Thread> t = new AtomicReference<>();
+        CompletableFuture<Long> f = start("writer", () -> {
+            for (int i = 0; i < 64; i++) {
+                src.clear();
+                accepted.addAndGet(p[0].write(src));
+            }
+            return accepted.get();
+        }, t);
+        awaitBlocked(t.get(), "write");
+        p[0].shutdownOutput();
+        awaitFailure(ClosedChannelException.class, f);
+        assertTrue(p[0].isOpen(), "shutdownOutput leaves the channel open");
+        ByteBuffer in = ByteBuffer.allocate(1 << 20);
+        long read = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        for (;;) {
+            assertTrue(System.nanoTime() - deadline < 0, "no end of stream in time");
+            in.clear();
+            int n = p[1].read(in);
+            if (n < 0) {
+                break;
+            }
+            read += n;
+        }
+        assertEquals(accepted.get(), read, "the peer reads what the writes accepted, then end of stream");
+    }
+
+    @Test
+    void selectReturnsAtOnceWhenASelectedKeyIsStillReady() throws Exception {
+        // The JDK's select returns as soon as a registered channel is ready, even when that only finds keys
+        // already in the selected-key set with nothing new (it returns 0); select(Consumer) hands them again.
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        java.nio.channels.Pipe pipe = provider().openPipe();
+        track(pipe.sink());
+        track(pipe.source());
+        pipe.sink().configureBlocking(false);
+        Selector sel = selector();
+        SelectionKey socketKey = p[1].register(sel, SelectionKey.OP_WRITE);
+        SelectionKey pipeKey = pipe.sink().register(sel, SelectionKey.OP_WRITE);
+        selectUntil(sel, socketKey, SelectionKey.OP_WRITE);
+        selectUntil(sel, pipeKey, SelectionKey.OP_WRITE);
+        assertEquals(0, (int) await(start("select", sel::select, null)), "ready keys already selected");
+        assertEquals(0, (int) await(start("select-timeout", () -> sel.select(WAIT_SECONDS * 2000), null)));
+        assertEquals(Set.of(socketKey, pipeKey), sel.selectedKeys());
+        List<SelectionKey> seen = new ArrayList<>();
+        assertEquals(2, (int) await(start("select-consumer", () -> sel.select(seen::add), null)));
+        assertEquals(Set.of(socketKey, pipeKey), Set.copyOf(seen));
+        // Only the socket stays of interest: a select still returns at once for it.
+        pipeKey.cancel();
+        sel.selectedKeys().remove(pipeKey);
+        assertEquals(0, (int) await(start("select-socket", sel::select, null)));
+        assertEquals(Set.of(socketKey), sel.selectedKeys());
+    }
+
+    @Test
+    void serverSocketAdaptorAcceptOnNonBlockingChannel() throws Exception {
+        // JDK 17: with no SO_TIMEOUT the adaptor's accept takes a waiting connection even when the channel is
+        // non-blocking, and throws IllegalBlockingModeException when none waits; with a timeout it requires
+        // blocking mode.
+        ServerSocketChannel server = server();
+        server.configureBlocking(false);
+        ServerSocket ss = server.socket();
+        assertThrows(IllegalBlockingModeException.class, ss::accept, "nobody waiting");
+        SocketChannel c = client();
+        c.connect(server.getLocalAddress());
+        Selector sel = selector();
+        SelectionKey key = server.register(sel, SelectionKey.OP_ACCEPT);
+        selectUntil(sel, key, SelectionKey.OP_ACCEPT);
+        Socket a = track(ss.accept());
+        assertNotNull(a);
+        assertTrue(a.getChannel().isBlocking(), "an accepted channel starts in blocking mode");
+        assertEquals(c.getLocalAddress(), a.getRemoteSocketAddress());
+        ss.setSoTimeout(50);
+        assertThrows(IllegalBlockingModeException.class, ss::accept, "a timed accept needs blocking mode");
+    }
+
+    @Test
+    void socketAdaptorOobInlineBeforeConnect() throws Exception {
+        // The JDK accepts SO_OOBINLINE on an unconnected socket and keeps it once connected.
+        ServerSocketChannel server = server();
+        Socket s = client().socket();
+        assertFalse(s.getOOBInline());
+        s.setOOBInline(true);
+        assertTrue(s.getOOBInline());
+        s.connect(server.getLocalAddress());
+        track(server.accept());
+        assertTrue(s.getOOBInline(), "kept once connected");
+        s.setOOBInline(false);
+        assertFalse(s.getOOBInline());
+    }
+
     // ------------------------------------------------------------------ data
 
     @ParameterizedTest(name = "blocking={0}")
@@ -1174,6 +1440,48 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
             assertFalse(sel.keys().contains(key), "round " + round);
         }
         assertTrue(sel.keys().isEmpty());
+    }
+
+    @Test
+    void raceInterestOpsAgainstSelect() throws Exception {
+        // The selecting thread and a changer start together: the changer wakes the selector and asks for
+        // OP_WRITE (always ready) while the select runs; a later select must see it. Every other round the key is
+        // cancelled and the channel registered again, as the JDK's RacyDeregister test does.
+        Selector sel = selector();
+        SocketChannel[] p = pair();
+        p[1].configureBlocking(false);
+        SelectionKey key = p[1].register(sel, SelectionKey.OP_READ);
+        for (int round = 0; round < 1000; round++) {
+            SelectionKey k = key;
+            java.util.concurrent.CyclicBarrier go = new java.util.concurrent.CyclicBarrier(2);
+            CompletableFuture<Integer> selecting = start("selector-" + round, () -> {
+                go.await();
+                return sel.select();
+            }, null);
+            CompletableFuture<Void> changing = start("changer-" + round, () -> {
+                go.await();
+                sel.wakeup();
+                k.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+                return null;
+            }, null);
+            await(changing);
+            await(selecting);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (!(sel.selectedKeys().contains(k) && k.isWritable())) {
+                assertTrue(System.nanoTime() - deadline < 0, "round " + round + ": the interest change was lost: " + k);
+                sel.select(1000);
+            }
+            sel.selectedKeys().clear();
+            if (round % 2 == 0) {
+                k.cancel();
+                sel.selectNow();
+                key = p[1].register(sel, SelectionKey.OP_READ);
+            } else {
+                k.interestOps(SelectionKey.OP_READ);
+                sel.selectNow();
+                sel.selectedKeys().clear();
+            }
+        }
     }
 
     // ------------------------------------------------------------------ load

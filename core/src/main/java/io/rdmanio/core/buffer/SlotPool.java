@@ -13,12 +13,14 @@ import java.util.Arrays;
  * <p>Memory is registered in chunks of {@link #slotsPerChunk()} slots, once, when the free list runs dry (never on
  * the data path: connections allocate their slots when they are set up and free them when they are torn down).
  * A slot is named by an int id: {@code chunk * slotsPerChunk + index}. A chunk whose every slot has been free for a
- * grace period is deregistered by {@link #releaseIdleChunks} once more than {@link #RETAINED_CHUNKS} chunks' worth
- * of slots would stay free without it, so that a burst of connections (or of closed connections lingering) gives
- * its memory back when it is over, while a connection opened and closed over and over does not register memory
- * each time. Its number is reused. The grace keeps a just-freed slot's memory registered for a peer that took
- * the slot's receive an instant before the connection ended (an shm sender copies without a lock the receiver
- * holds), so such a late copy lands in memory that is still mapped, never in a deregistered region.
+ * grace period is deregistered by {@link #releaseIdleChunks} while at least {@link #RETAINED_CHUNKS} chunks' worth
+ * of free slots stay registered without it, so that a burst of connections (or of closed connections lingering)
+ * does not hold its peak of memory (and, on shm, of descriptors and shared files) when it is over, while a
+ * connection opened and closed over and over does not register memory each time. The highest-numbered chunks go
+ * first and a released chunk's number is reused by the next chunk registered, so live chunks stay at low numbers.
+ * The grace keeps a just-freed slot's memory registered for a peer that took the slot's receive an instant before
+ * the connection ended (an shm sender copies without a lock the receiver holds), so such a late copy lands in
+ * memory that is still mapped, never in a deregistered region.
  *
  * <p>Thread-safe: allocation and freeing are synchronized (connection setup and teardown only); the lookups
  * {@link #region}, {@link #buffer} and {@link #offset} are lock-free and may be used on the data path.
@@ -26,7 +28,7 @@ import java.util.Arrays;
 public final class SlotPool implements AutoCloseable {
 
     /** Chunks' worth of free slots kept registered when a whole chunk is free again. */
-    public static final int RETAINED_CHUNKS = 2;
+    public static final int RETAINED_CHUNKS = 1;
 
     private final Fabric fabric;
     private final int slotSize;
@@ -40,7 +42,7 @@ public final class SlotPool implements AutoCloseable {
     private int[] free = new int[0];
     private int freeCount;
     private int inUse;
-    /** Slots of each chunk handed out and not yet freed. */
+    /** Slots of each chunk handed out and not yet freed (indexed like {@link #regions}); 0 for a released chunk. */
     private int[] chunkInUse = new int[0];
     /** When each chunk last became wholly free ({@link System#nanoTime()}); meaningless while it is in use. */
     private long[] chunkFreeSince = new long[0];
@@ -103,6 +105,9 @@ public final class SlotPool implements AutoCloseable {
         if (id < 0 || chunk >= regions.length || regions[chunk] == null) {
             throw new IllegalArgumentException("not a slot of this pool: " + id);
         }
+        if (chunkInUse[chunk] == 0) {
+            throw new IllegalStateException("slot " + id + " freed twice: none of its chunk's slots is in use");
+        }
         if (freeCount == free.length) {
             free = Arrays.copyOf(free, Math.max(16, free.length * 2));
         }
@@ -114,8 +119,8 @@ public final class SlotPool implements AutoCloseable {
     }
 
     /**
-     * Deregisters the chunks that have been wholly free for {@code graceNanos} while more than
-     * {@link #RETAINED_CHUNKS} chunks' worth of slots would stay free without them.
+     * Deregisters the chunks, highest-numbered first, that have been wholly free for {@code graceNanos}, as long as
+     * at least {@link #RETAINED_CHUNKS} chunks' worth of free slots stay registered without them.
      *
      * @return when the next wholly free chunk beyond the retained ones passes its grace ({@link System#nanoTime()}
      *         scale), or {@link Long#MAX_VALUE} when there is none
@@ -125,7 +130,7 @@ public final class SlotPool implements AutoCloseable {
         if (closed || freeCount - slotsPerChunk < RETAINED_CHUNKS * slotsPerChunk) {
             return next;
         }
-        for (int c = 0; c < regions.length; c++) {
+        for (int c = regions.length - 1; c >= 0; c--) {
             if (regions[c] == null || chunkInUse[c] != 0) {
                 continue;
             }
@@ -170,15 +175,16 @@ public final class SlotPool implements AutoCloseable {
         // The fabric chooses the memory: a shared-memory peer can only reach memory the fabric mapped.
         MemoryRegion region = fabric.allocate(slotsPerChunk * slotSize, MemoryRegion.LOCAL_WRITE);
         ByteBuffer view = region.buffer().order(FrameDescriptor.BYTE_ORDER);
-        MemoryRegion[] r = Arrays.copyOf(regions, Math.max(regions.length, chunk + 1));
-        ByteBuffer[] b = Arrays.copyOf(buffers, r.length);
+        int length = Math.max(regions.length, chunk + 1);
+        MemoryRegion[] r = Arrays.copyOf(regions, length);
+        ByteBuffer[] b = Arrays.copyOf(buffers, length);
         r[chunk] = region;
         b[chunk] = view;
         buffers = b;
         regions = r;
-        if (chunkInUse.length < r.length) {
-            chunkInUse = Arrays.copyOf(chunkInUse, r.length);
-            chunkFreeSince = Arrays.copyOf(chunkFreeSince, r.length);
+        if (chunkInUse.length < length) {
+            chunkInUse = Arrays.copyOf(chunkInUse, length);
+            chunkFreeSince = Arrays.copyOf(chunkFreeSince, length);
         }
         chunkInUse[chunk] = 0;
         chunkFreeSince[chunk] = System.nanoTime();

@@ -14,6 +14,7 @@ import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.QueuePair;
+import io.rdmanio.core.fabric.ResourceLimitException;
 import io.rdmanio.core.protocol.CreditWindow;
 import io.rdmanio.core.protocol.FrameDescriptor;
 import io.rdmanio.core.protocol.HandshakeDescriptor;
@@ -105,6 +106,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean connectFinished;
     private boolean disconnectCalled;
     private boolean disconnectSeen;
+    /**
+     * A write went nowhere after the peer's orderly close: a send the fabric flushed after the peer's FIN, or the
+     * one write accepted and dropped after DISCONNECTED (as TCP accepts the first write to a peer that closed and
+     * fails the next, once the peer's reset came back).
+     */
+    private boolean wroteAfterPeerClose;
     private boolean userClosed;
     private boolean tornDown;
     private boolean helloReceived;
@@ -236,6 +243,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             // The server's parameters travel in its HELLO: some fabrics carry no private data on accept.
             id.accept(ByteBuffer.allocate(0));
         } catch (IOException | RuntimeException e) {
+            // Refused with the cause before the id goes: a client told only that the request was dropped cannot
+            // tell a full server from a broken one.
+            if (e instanceof ResourceLimitException limit) {
+                engine.reject(id, HandshakeDescriptor.REASON_LIMIT, limit.limit());
+            } else {
+                engine.reject(id, HandshakeDescriptor.REASON_NO_RESOURCES, null);
+            }
             c.destroy();
             throw e;
         }
@@ -440,6 +454,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         if (status != Completions.SUCCESS) {
             if (status == Completions.WR_FLUSH_ERR) {
+                // After the peer's FIN: the peer closed, and this send was that write into the void.
+                wroteAfterPeerClose |= finReceived;
                 return;
             }
             if (status == Completions.RETRY_EXC_ERR && finReceived && kind == KIND_CONTROL
@@ -787,6 +803,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         boolean fire;
         long total = 0;
         synchronized (lock) {
+            if (tryDropWriteAfterPeerCloseLocked()) {
+                for (int k = offset; k < offset + length; k++) {
+                    total += srcs[k].remaining();
+                    srcs[k].position(srcs[k].limit());
+                }
+                return total;
+            }
             ensureWritableLocked();
             outer:
             for (int k = offset; k < offset + length; k++) {
@@ -823,6 +846,20 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
         }
         return false;
+    }
+
+    /**
+     * Whether this write is the first after the peer closed in order (its FIN read, then DISCONNECTED), which TCP
+     * accepts: the bytes reach a closed socket and are dropped, and only the reset they provoke fails the next
+     * write. An orderly close must not surface as an error where TCP is silent.
+     */
+    private boolean tryDropWriteAfterPeerCloseLocked() {
+        if (!disconnectSeen || !finReceived || wroteAfterPeerClose || failure != null || userClosed || outputShutdown
+            || state != OPEN) {
+            return false;
+        }
+        wroteAfterPeerClose = true;
+        return true;
     }
 
     private void ensureWritableLocked() throws IOException {
@@ -889,6 +926,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             flushLocked();
             fire = updateReadinessLocked();
         }
+        // A writer blocked for credit on another thread returns now with what it wrote (as TCP's shutdown does).
+        engine.wakeWaiters();
         if (fire) {
             fireReadiness();
         }

@@ -64,7 +64,7 @@ final class FabricEngine implements Engine {
      * and how often the closer wakes while the application does.
      */
     static final long OWED_GRACE_NANOS = 1_000_000;
-    /** Chunk size of the buffer pool. */
+    /** Chunk size of the buffer pool, unless the fabric prefers another ({@code Fabric.preferredAllocationSize}). */
     private static final int POOL_CHUNK_BYTES = 4 << 20;
 
     final Fabric fabric;
@@ -166,7 +166,8 @@ final class FabricEngine implements Engine {
         this.fabric = fabric;
         this.ownsFabric = ownsFabric;
         this.config = config;
-        this.pool = new SlotPool(fabric, config.slotSize(), POOL_CHUNK_BYTES);
+        int chunk = fabric.preferredAllocationSize();
+        this.pool = new SlotPool(fabric, config.slotSize(), chunk > 0 ? chunk : POOL_CHUNK_BYTES);
         this.events = fabric.createEventChannel();
         this.lingerNanos = TimeUnit.MILLISECONDS.toNanos(config.lingerMillis());
     }
@@ -420,8 +421,16 @@ final class FabricEngine implements Engine {
 
     /** Rejects a connect request with a reason code and this side's values, then destroys the id. */
     void reject(CmId id, int reason) {
-        ByteBuffer pd = HandshakeDescriptor.allocate(HandshakeDescriptor.VERSION, reason, config.slotSize(),
-            config.ringDepth(), config.controlSlots(), 0);
+        reject(id, reason, null);
+    }
+
+    /**
+     * Rejects a connect request as {@link #reject(CmId, int)} does, with {@code detail} (ASCII, cut to what the
+     * private data holds) after the handshake: the client's exception names it.
+     */
+    void reject(CmId id, int reason, String detail) {
+        ByteBuffer pd = HandshakeDescriptor.allocateRejection(reason, config.slotSize(), config.ringDepth(),
+            config.controlSlots(), detail, CmId.MAX_PRIVATE_DATA - HandshakeDescriptor.LENGTH);
         try {
             id.reject(pd);
         } catch (IOException | RuntimeException ex) {

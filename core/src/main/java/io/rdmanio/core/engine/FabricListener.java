@@ -81,12 +81,13 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
             engine.reject(e.id(), reason);
             return;
         }
+        InetSocketAddress from = e.id().remoteAddress();
         try {
             FabricConnection.accept(engine, this, e, options, HandshakeDescriptor.dataSlots(pd, at),
                 HandshakeDescriptor.controlSlots(pd, at));
         } catch (IOException | RuntimeException ex) {
-            LOG.warn("accepting a connection from {} on {} failed", e.id().remoteAddress(), local, ex);
-            engine.reject(e.id(), HandshakeDescriptor.REASON_NO_RESOURCES);
+            // FabricConnection.accept has rejected the request, naming the limit when one was reached.
+            LOG.warn("refused a connection from {} on {}: {}", from, local, ex.toString(), ex);
         }
     }
 

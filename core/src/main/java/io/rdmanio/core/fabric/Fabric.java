@@ -42,6 +42,17 @@ public interface Fabric extends AutoCloseable {
     }
 
     /**
+     * Bytes the engine allocates at a time for its buffer pool, or 0 for the engine's default (4 MiB). Each
+     * allocation is a region: on shm a file descriptor and a mapping in each process that reaches it. A fabric whose
+     * memory is backed only where written can take large allocations, so that many connections share one region
+     * at no memory cost until their slots are used; a fabric that pins or zeroes what it allocates (verbs
+     * registration, direct buffers) should not.
+     */
+    default int preferredAllocationSize() {
+        return 0;
+    }
+
+    /**
      * The largest {@code maxInlineData} a queue pair of this fabric can be created with, and so the largest
      * {@link QueuePair#postSendInline} (0: none). The engine sends a whole frame inline, straight from the
      * application's buffer, when a frame fits: a software fabric that copies at post time anyway can offer a

@@ -75,6 +75,11 @@ public final class HandshakeDescriptor {
     public static final int REASON_SLOT_COUNT = 5;
     public static final int REASON_NO_RESOURCES = 6;
     public static final int REASON_LISTENER_CLOSED = 7;
+    /**
+     * The server reached a limit of its process or machine (descriptors, mappings, shared or registered memory);
+     * the rejection carries the limit's name in ASCII after the handshake (see {@link #limitDetail}).
+     */
+    public static final int REASON_LIMIT = 8;
 
     /** Fewest control slots: the no-livelock argument of the credit rules needs two (see {@link CreditWindow}). */
     public static final int MIN_CONTROL_SLOTS = 2;
@@ -103,6 +108,36 @@ public final class HandshakeDescriptor {
         ByteBuffer b = ByteBuffer.allocate(LENGTH).order(FrameDescriptor.BYTE_ORDER);
         write(b, 0, version, reason, slotSize, dataSlots, controlSlots, incarnation);
         return b;
+    }
+
+    /**
+     * A rejection: a handshake with {@code reason}, followed by {@code detail} in ASCII (at most
+     * {@code maxDetail} bytes; a connection-manager rejection has room for {@code MAX_PRIVATE_DATA - LENGTH}).
+     */
+    public static ByteBuffer allocateRejection(int reason, int slotSize, int dataSlots, int controlSlots,
+                                               String detail, int maxDetail) {
+        byte[] text = detail == null ? new byte[0] : detail.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        int n = Math.max(0, Math.min(text.length, maxDetail));
+        ByteBuffer b = ByteBuffer.allocate(LENGTH + n).order(FrameDescriptor.BYTE_ORDER);
+        write(b, 0, VERSION, reason, slotSize, dataSlots, controlSlots, 0);
+        b.position(LENGTH);
+        b.put(text, 0, n);
+        return b.flip();
+    }
+
+    /** The ASCII detail after a rejection's handshake, or null when there is none. */
+    public static String limitDetail(ByteBuffer reject) {
+        int n = reject.remaining() - LENGTH;
+        if (n <= 0) {
+            return null;
+        }
+        byte[] text = new byte[n];
+        reject.get(reject.position() + LENGTH, text);
+        StringBuilder sb = new StringBuilder(n);
+        for (byte c : text) {
+            sb.append(c >= 0x20 && c < 0x7f ? (char) c : '?');
+        }
+        return sb.toString();
     }
 
     public static int magic(ByteBuffer buf, int offset) {
@@ -221,9 +256,13 @@ public final class HandshakeDescriptor {
             case REASON_SLOT_COUNT:
                 return prefix + "slot counts " + dataSlots(request, q) + " data / " + controlSlots(request, q)
                     + " control out of range (at least 1 / " + MIN_CONTROL_SLOTS + ", at most " + MAX_SLOTS + ")";
-            case REASON_NO_RESOURCES:
-                return prefix + "the server has no room for another connection (its accept queue is full, or"
-                    + " memory for the connection's rings ran out)";
+            case REASON_NO_RESOURCES: {
+                String detail = limitDetail(reject);
+                return prefix + "the server has no room for another connection (" + (detail != null ? detail
+                    : "its accept queue is full, or memory for the connection's rings ran out") + ")";
+            }
+            case REASON_LIMIT:
+                return prefix + "the server reached a limit: " + limitDetail(reject) + " (its log names it in full)";
             case REASON_LISTENER_CLOSED:
                 return prefix + "the listener closed";
             default:

@@ -1,6 +1,8 @@
 package io.rdmanio.core.buffer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.fabric.Fabric;
@@ -10,7 +12,10 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** The pool grows by chunks and gives whole free chunks back beyond {@link SlotPool#RETAINED_CHUNKS}. */
+/**
+ * The pool grows by chunks and gives whole free chunks back, after their grace, beyond
+ * {@link SlotPool#RETAINED_CHUNKS} (one chunk's worth kept for the next burst).
+ */
 class SlotPoolTest {
 
     @Test
@@ -52,6 +57,71 @@ class SlotPoolTest {
             pool.releaseIdleChunks(System.nanoTime(), 0);
             assertEquals(SlotPool.RETAINED_CHUNKS * chunkBytes, pool.registeredBytes());
             pool.close();
+        }
+    }
+
+    @Test
+    void chunksFreedByABurstAreDeregisteredButOneChunksWorthIsKept() throws Exception {
+        try (Fabric fabric = Fabrics.open("loopback", Map.of()); SlotPool pool = new SlotPool(fabric, 4096, 16 * 4096)) {
+            int perChunk = pool.slotsPerChunk();
+            long chunkBytes = (long) perChunk * pool.slotSize();
+            int[] ids = new int[perChunk * 5];
+            pool.allocate(ids, ids.length);
+            assertEquals(5 * chunkBytes, pool.registeredBytes());
+            pool.free(ids, ids.length);
+            assertEquals(5 * chunkBytes, pool.registeredBytes(), "nothing released before the grace is over");
+            pool.releaseIdleChunks(System.nanoTime(), 0);
+            assertEquals(chunkBytes, pool.registeredBytes(), "one chunk's worth of free slots is kept");
+            assertEquals(perChunk, pool.freeSlots());
+            assertEquals(0, pool.slotsInUse());
+
+            // Released chunk indexes are reused, and every slot handed out names live memory.
+            pool.allocate(ids, ids.length);
+            assertEquals(5 * chunkBytes, pool.registeredBytes());
+            Set<Integer> distinct = new HashSet<>();
+            for (int id : ids) {
+                distinct.add(id);
+                assertNotNull(pool.region(id));
+                pool.buffer(id).putInt(pool.offset(id), id);
+            }
+            assertEquals(ids.length, distinct.size(), "no slot is handed out twice");
+            for (int id : ids) {
+                assertEquals(id, pool.buffer(id).getInt(pool.offset(id)));
+            }
+            pool.free(ids, ids.length);
+            pool.releaseIdleChunks(System.nanoTime(), 0);
+            assertEquals(chunkBytes, pool.registeredBytes());
+            int gone = -1;
+            int kept = -1;
+            for (int id : ids) {
+                if (pool.region(id) == null) {
+                    gone = id;
+                } else {
+                    kept = id;
+                }
+            }
+            assertTrue(gone >= 0 && kept >= 0, "four chunks released, one kept");
+            int released = gone;
+            int retained = kept;
+            assertThrows(IllegalArgumentException.class, () -> pool.free(released),
+                "a slot of a released chunk is no slot of the pool");
+            assertThrows(IllegalStateException.class, () -> pool.free(retained), "a slot freed twice");
+        }
+    }
+
+    @Test
+    void aConnectCloseLoopDoesNotRegisterAChunkEachTime() throws Exception {
+        try (Fabric fabric = Fabrics.open("loopback", Map.of()); SlotPool pool = new SlotPool(fabric, 4096, 16 * 4096)) {
+            int[] ids = new int[pool.slotsPerChunk() / 2 + 1];
+            pool.allocate(ids, ids.length);
+            pool.free(ids, ids.length);
+            long registered = pool.registeredBytes();
+            for (int i = 0; i < 100; i++) {
+                pool.allocate(ids, ids.length);
+                pool.free(ids, ids.length);
+                pool.releaseIdleChunks(System.nanoTime(), 0);
+                assertEquals(registered, pool.registeredBytes());
+            }
         }
     }
 }

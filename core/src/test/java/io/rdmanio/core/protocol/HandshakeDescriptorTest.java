@@ -53,4 +53,20 @@ class HandshakeDescriptorTest {
         assertEquals("protocol version 2 not supported (this side speaks 1)",
             describe(REASON_VERSION, allocate(2, 0, 16384, 32, 2, 1), 0, LENGTH, 16384));
     }
+
+    @Test
+    void aRejectionForALimitNamesItInTheClientsMessage() {
+        ByteBuffer request = allocate(VERSION, REASON_NONE, 65536, 32, 4, 7);
+        ByteBuffer reject = allocateRejection(REASON_LIMIT, 65536, 32, 4, "open files 1024 and more words", 24);
+        assertEquals(LENGTH + 24, reject.remaining());
+        assertEquals("open files 1024 and more", limitDetail(reject));
+        String message = describeRejection(new InetSocketAddress("127.0.0.1", 9), reject, request);
+        assertTrue(message.contains("reached a limit: open files 1024 and more"), message);
+        // Without a detail, the old reasons read as before.
+        ByteBuffer full = allocateRejection(REASON_NO_RESOURCES, 65536, 32, 4, null, 24);
+        assertEquals(LENGTH, full.remaining());
+        assertNull(limitDetail(full));
+        assertTrue(describeRejection(new InetSocketAddress("127.0.0.1", 9), full, request)
+            .contains("accept queue is full"));
+    }
 }

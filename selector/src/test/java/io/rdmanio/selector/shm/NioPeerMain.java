@@ -34,6 +34,13 @@ import java.util.zip.CRC32;
  * serve                -> SERVING           a thread accepts, echoes one byte, reads to end, closes, repeatedly
  *                                           (SERVE-FAILED exception for a connection that fails)
  * connectloop p        -> LOOPING           a thread connects, writes a byte, closes, repeatedly
+ * burst p n            -> LOOPING           n threads connect, write a byte, close, repeatedly
+ * vburst p n           -> BURST ok failed first-error   n virtual threads (Java 21+) connect at once, each
+ *                                           writes a byte, reads its echo and closes (NO-VIRTUAL-THREADS before 21)
+ * nbhold p n           -> PENDING, then HELD ok failed first-error   n non-blocking connects started at once,
+ *                                           finished through a selector (bounded) and kept open
+ * served               -> SERVED n          connections the serve thread has taken
+ * closelisten          -> LISTEN-CLOSED     closes the listener
  * fds                  -> FDS n             open descriptors of this process
  * exit                                      exit 0
  * </pre>
@@ -45,6 +52,8 @@ public final class NioPeerMain {
 
     private ServerSocketChannel server;
     private SocketChannel ch;
+    private final java.util.List<SocketChannel> held = new java.util.ArrayList<>();
+    private final java.util.concurrent.atomic.AtomicLong served = new java.util.concurrent.atomic.AtomicLong();
 
     public static void main(String[] args) throws Exception {
         OUT.println("PROVIDER " + SelectorProvider.provider().getClass().getName());
@@ -151,10 +160,9 @@ public final class NioPeerMain {
                 background("serve", () -> {
                     ByteBuffer one = ByteBuffer.allocate(1);
                     ByteBuffer rest = ByteBuffer.allocate(64);
-                    long served = 0;
                     while (true) {
                         try (SocketChannel c = server.accept()) {
-                            served++;
+                            served.incrementAndGet();
                             one.clear();
                             while (one.hasRemaining() && c.read(one) >= 0) {
                                 // one byte
@@ -165,7 +173,7 @@ public final class NioPeerMain {
                             }
                         } catch (IOException e) {
                             // One connection's failure is reported; the server carries on with the next.
-                            say("SERVE-FAILED connection " + served + ": " + e);
+                            say("SERVE-FAILED connection " + served.get() + ": " + e);
                         }
                     }
                 });
@@ -185,6 +193,35 @@ public final class NioPeerMain {
                 say("LOOPING");
                 return true;
             }
+            case "burst": {
+                int port = Integer.parseInt(w[1]);
+                for (int i = Integer.parseInt(w[2]); i > 0; i--) {
+                    background("burst", () -> {
+                        while (true) {
+                            try (SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", port))) {
+                                c.write(ByteBuffer.wrap(new byte[] {7}));
+                            } catch (IOException e) {
+                                // a refused connect is one of the outcomes the survivor is tested against
+                            }
+                        }
+                    });
+                }
+                say("LOOPING");
+                return true;
+            }
+            case "vburst":
+                virtualBurst(Integer.parseInt(w[1]), Integer.parseInt(w[2]));
+                return true;
+            case "nbhold":
+                holdNonBlocking(Integer.parseInt(w[1]), Integer.parseInt(w[2]));
+                return true;
+            case "served":
+                say("SERVED " + served.get());
+                return true;
+            case "closelisten":
+                server.close();
+                say("LISTEN-CLOSED");
+                return true;
             case "fds":
                 try (var s = Files.list(Path.of("/proc/self/fd"))) {
                     say("FDS " + s.count());
@@ -196,6 +233,108 @@ public final class NioPeerMain {
                 say("ERROR unknown command " + w[0]);
                 return true;
         }
+    }
+
+    /** Starts {@code n} non-blocking connects at once, finishes them through a selector and keeps them open. */
+    private void holdNonBlocking(int port, int n) throws IOException {
+        InetSocketAddress to = new InetSocketAddress("127.0.0.1", port);
+        int ok = 0;
+        int failed = 0;
+        String first = "none";
+        int pending = 0;
+        try (java.nio.channels.Selector sel = java.nio.channels.Selector.open()) {
+            for (int i = 0; i < n; i++) {
+                SocketChannel c = SocketChannel.open();
+                held.add(c);
+                c.configureBlocking(false);
+                try {
+                    if (c.connect(to)) {
+                        ok++;
+                    } else {
+                        c.register(sel, java.nio.channels.SelectionKey.OP_CONNECT);
+                        pending++;
+                    }
+                } catch (IOException e) {
+                    if (failed++ == 0) {
+                        first = e.toString().replace(' ', '_');
+                    }
+                }
+            }
+            say("PENDING");
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            while (pending > 0 && System.nanoTime() - deadline < 0) {
+                sel.select(100);
+                for (java.nio.channels.SelectionKey k : sel.selectedKeys()) {
+                    SocketChannel c = (SocketChannel) k.channel();
+                    try {
+                        if (!c.finishConnect()) {
+                            continue;
+                        }
+                        ok++;
+                    } catch (IOException e) {
+                        if (failed++ == 0) {
+                            first = e.toString().replace(' ', '_');
+                        }
+                    }
+                    k.cancel();
+                    pending--;
+                }
+                sel.selectedKeys().clear();
+            }
+        }
+        say("HELD " + ok + " " + failed + " " + first);
+    }
+
+    /**
+     * {@code n} virtual threads (looked up reflectively: this class is compiled for Java 17) each connect to
+     * {@code port} at once, write a byte, read its echo and close; says how many succeeded.
+     */
+    private static void virtualBurst(int port, int n) throws Exception {
+        java.util.concurrent.ExecutorService pool;
+        try {
+            pool = (java.util.concurrent.ExecutorService) java.util.concurrent.Executors.class
+                .getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        } catch (NoSuchMethodException e) {
+            say("NO-VIRTUAL-THREADS");
+            return;
+        }
+        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+        java.util.List<java.util.concurrent.Future<?>> all = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            all.add(pool.submit(() -> {
+                start.await();
+                try (SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", port))) {
+                    ByteBuffer b = ByteBuffer.wrap(new byte[] {42});
+                    c.write(b);
+                    b.clear();
+                    while (b.hasRemaining()) {
+                        if (c.read(b) < 0) {
+                            throw new IOException("end of stream before the echo");
+                        }
+                    }
+                    if (b.get(0) != 42) {
+                        throw new IOException("wrong echo " + b.get(0));
+                    }
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        int ok = 0;
+        int failed = 0;
+        String first = "none";
+        for (java.util.concurrent.Future<?> f : all) {
+            try {
+                f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+                ok++;
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                if (failed++ == 0) {
+                    first = String.valueOf(e.getCause() == null ? e : e.getCause()).replace(' ', '_');
+                }
+            }
+        }
+        pool.shutdownNow();
+        say("BURST " + ok + " " + failed + " " + first);
     }
 
     /** A deterministic byte pattern of {@code n} bytes, the same in every JVM. */

@@ -67,8 +67,15 @@ final class PeerJvm implements AutoCloseable {
      */
     static PeerJvm start(List<String> prefix, String classPath, Path shmDir, Path rules, Path stats, Class<?> main,
         String... args) throws IOException {
+        return start(Path.of(System.getProperty("java.home"), "bin", "java"), prefix, classPath, shmDir, rules, stats,
+            main, args);
+    }
+
+    /** As {@link #start(List, String, Path, Path, Path, Class, String...)}, with the {@code java} executable. */
+    static PeerJvm start(Path java, List<String> prefix, String classPath, Path shmDir, Path rules, Path stats,
+        Class<?> main, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(prefix);
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add(java.toString());
         cmd.add("-Xshare:auto");
         cmd.add("-XX:TieredStopAtLevel=1");
         cmd.add("-Xmx256m");
@@ -100,6 +107,54 @@ final class PeerJvm implements AutoCloseable {
         PeerJvm p = start(shmDir, rules, null, NioPeerMain.class);
         assertEquals("PROVIDER " + RdmaSelectorProvider.class.getName(), p.expect("PROVIDER "));
         return p;
+    }
+
+    /**
+     * A {@code java} executable of version 21 or later (virtual threads): this JVM's own, else the first one under
+     * {@code /usr/lib/jvm}; null when there is none.
+     */
+    static Path javaWithVirtualThreads() {
+        if (Runtime.version().feature() >= 21) {
+            return Path.of(System.getProperty("java.home"), "bin", "java");
+        }
+        try (var homes = Files.list(Path.of("/usr/lib/jvm"))) {
+            for (Path home : (Iterable<Path>) homes.sorted()::iterator) {
+                Path release = home.resolve("release");
+                Path java = home.resolve("bin").resolve("java");
+                if (!Files.isRegularFile(release) || !Files.isExecutable(java)) {
+                    continue;
+                }
+                for (String line : Files.readAllLines(release)) {
+                    if (line.startsWith("JAVA_VERSION=")) {
+                        String v = line.substring(13).replace("\"", "");
+                        int dot = v.indexOf('.');
+                        int feature = Integer.parseInt(dot < 0 ? v : v.substring(0, dot));
+                        if (feature >= 21) {
+                            return java;
+                        }
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        return null;
+    }
+
+    /** A {@link NioPeerMain} run by the {@code java} executable {@code java}, after it named its provider. */
+    static PeerJvm peer(Path java, Path shmDir, Path rules) throws IOException, InterruptedException {
+        PeerJvm p = start(java, List.of(), System.getProperty("java.class.path"), shmDir, rules, null,
+            NioPeerMain.class);
+        assertEquals("PROVIDER " + RdmaSelectorProvider.class.getName(), p.expect("PROVIDER "));
+        return p;
+    }
+
+    /** SIGTERM (shutdown hooks run), and wait (bounded) for the exit. */
+    void terminate() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            fail("a peer sent SIGTERM did not exit in time");
+        }
     }
 
     /** Sends one command line. */

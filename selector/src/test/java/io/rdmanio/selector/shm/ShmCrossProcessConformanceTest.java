@@ -163,6 +163,85 @@ class ShmCrossProcessConformanceTest {
     }
 
     @Test
+    void interruptedSelectorThreadServesClientsOfAnotherProcess() throws Exception {
+        // A selector loop whose thread carries its interrupt status (select returns at once, as the JDK documents)
+        // serves 50 clients of another process that connect at once, as it does on TCP: accept, echo and close
+        // all run on that thread.
+        ServerSocketChannel server = track(shm.provider.openServerSocketChannel());
+        server.bind(new InetSocketAddress("127.0.0.1", 0));
+        server.configureBlocking(false);
+        Selector sel = track(shm.provider.openSelector());
+        server.register(sel, SelectionKey.OP_ACCEPT);
+        int clients = 50;
+        java.util.concurrent.atomic.AtomicInteger served = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.CompletableFuture<Boolean> loop = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            List<SocketChannel> open = new ArrayList<>();
+            ByteBuffer b = ByteBuffer.allocate(64 * 1024);
+            try {
+                while (!stop.get()) {
+                    sel.select();
+                    for (java.util.Iterator<SelectionKey> it = sel.selectedKeys().iterator(); it.hasNext(); ) {
+                        SelectionKey k = it.next();
+                        it.remove();
+                        if (!k.isValid()) {
+                            continue;
+                        }
+                        if (k.isAcceptable()) {
+                            SocketChannel a;
+                            while ((a = server.accept()) != null) {
+                                open.add(a);
+                                a.configureBlocking(false);
+                                a.register(sel, SelectionKey.OP_READ);
+                            }
+                        } else if (k.isReadable()) {
+                            SocketChannel a = (SocketChannel) k.channel();
+                            int n = a.read(b.clear());
+                            if (n > 0) {
+                                b.flip();
+                                // A client sends at most 2000 bytes: the echo fits the window at once.
+                                assertEquals(n, a.write(b), "echo written at once");
+                            } else if (n < 0) {
+                                served.incrementAndGet();
+                                a.close();
+                            }
+                        }
+                    }
+                }
+                loop.complete(Thread.currentThread().isInterrupted());
+            } catch (Throwable e) {
+                loop.completeExceptionally(e);
+            } finally {
+                for (SocketChannel a : open) {
+                    try {
+                        a.close();
+                    } catch (IOException ignore) {
+                        // best effort
+                    }
+                }
+            }
+        }, "interrupted-selector");
+        t.setDaemon(true);
+        t.start();
+        try (PeerJvm client = PeerJvm.start(shm.dir, PeerJvm.rules(tmp), null, EchoClientMain.class,
+                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(clients),
+                "2000", "13")) {
+            assertEquals(0, client.awaitExit(), client::output);
+            assertTrue(client.output().contains("OK " + clients), client::output);
+        }
+        long deadline = System.nanoTime() + ShmNio.TIMEOUT_NANOS;
+        while (served.get() < clients && !loop.isDone() && System.nanoTime() - deadline < 0) {
+            Thread.onSpinWait();
+        }
+        stop.set(true);
+        assertTrue(loop.get(ShmNio.TIMEOUT_SECONDS, java.util.concurrent.TimeUnit.SECONDS),
+            "the selector thread keeps its interrupt status");
+        assertEquals(clients, served.get(), "every client served to its end of stream");
+    }
+
+    @Test
     void peerCloseIsSelectedReadableThenEndOfStream() throws Exception {
         SocketChannel ch = acceptFromPeer();
         ch.configureBlocking(false);

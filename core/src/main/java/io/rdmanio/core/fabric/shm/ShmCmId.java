@@ -6,6 +6,7 @@ import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.QueuePair;
 import java.io.IOException;
 import java.net.BindException;
+import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketException;
@@ -13,15 +14,17 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -29,6 +32,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import jdk.net.ExtendedSocketOptions;
 import jdk.net.UnixDomainPrincipal;
 
@@ -53,6 +58,9 @@ import jdk.net.UnixDomainPrincipal;
  */
 final class ShmCmId implements CmId, ShmLink.Receiver {
 
+    /** The JDK's platform logger: the fabric runs where no logging library is (a peer process of the tests). */
+    private static final System.Logger LOG = System.getLogger(ShmCmId.class.getName());
+
     static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
     static final int MAGIC = 0x53484d43; // "SHMC"
     static final int VERSION = 1;
@@ -70,7 +78,17 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     private static final int REFUSED = 8;
     private static final int CLOSED = 9;
 
+    /** The pending-request bound of a listener whose application gave no backlog (as the JDK's). */
     private static final int DEFAULT_BACKLOG = 50;
+    /**
+     * The kernel queue of a rendezvous socket: as deep as the kernel allows ({@code net.core.somaxconn}). It only
+     * hands connections to the watcher, which accepts them at once; the application's backlog bounds the requests
+     * that wait for the engine ({@link #listen}), so a burst of connects (virtual threads start hundreds at once)
+     * is not turned away by a queue the application never sized.
+     */
+    private static final int RENDEZVOUS_BACKLOG = Integer.MAX_VALUE;
+    /** How long a connect waits for room in a listener's full kernel queue before it is refused. */
+    static final long CONNECT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(3);
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final InetAddress LOCALHOST = InetAddress.getLoopbackAddress();
 
@@ -147,7 +165,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         ServerSocketChannel ss = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
             try {
-                ss.bind(UnixDomainSocketAddress.of(path), DEFAULT_BACKLOG);
+                ss.bind(UnixDomainSocketAddress.of(path), RENDEZVOUS_BACKLOG);
             } catch (BindException e) {
                 replaceStaleSocket(ss, path, address);
             }
@@ -164,44 +182,135 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         server = ss;
         socketPath = path;
         local = address;
+        RendezvousFiles.bound(path, socketInode);
+        sweepStaleSockets(path);
     }
 
-    /** Serializes stale-socket replacement among the threads of this JVM (the file lock covers processes). */
+    /** Serializes stale-socket removal among the threads of this JVM (the file lock covers processes). */
     private static final Object REPLACE_LOCK = new Object();
+
+    /** The directory's bind lock file ({@code DIR/.bind.lock}); its file lock serializes binds across processes. */
+    private FileChannel openBindLock() throws IOException {
+        return FileChannel.open(fabric.dir.resolve(".bind.lock"),
+            Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+            PosixFilePermissions.asFileAttribute(ShmFile.OWNER_ONLY));
+    }
 
     /**
      * Binds {@code ss} to {@code path}, which exists: a live listener there makes it a {@link BindException}; a
-     * stale one (left by a dead process) is removed first. Check, removal and bind happen under a lock on
-     * {@code DIR/.bind.lock}, so two processes replacing the same stale socket cannot remove each other's.
+     * provably stale one (see {@link #staleness}) is removed first. Check, removal and bind happen under the bind
+     * lock, so two processes replacing the same stale socket cannot remove each other's.
      */
     private void replaceStaleSocket(ServerSocketChannel ss, Path path, InetSocketAddress address) throws IOException {
         synchronized (REPLACE_LOCK) {
-            try (FileChannel lockFile = FileChannel.open(fabric.dir.resolve(".bind.lock"),
-                     Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
-                     PosixFilePermissions.asFileAttribute(ShmFile.OWNER_ONLY));
-                 FileLock held = lockFile.lock()) {
-                if (isLive(path)) {
-                    throw new BindException("address already in use: " + address + " is served by a live shm"
-                        + " listener (rendezvous socket " + path + ")");
-                }
-                Files.deleteIfExists(path);
-                try {
-                    ss.bind(UnixDomainSocketAddress.of(path), DEFAULT_BACKLOG);
-                } catch (BindException again) {
-                    throw new BindException("address already in use: " + address + " (rendezvous socket " + path
-                        + " was bound by another process meanwhile)");
-                }
-            }
+            // The lock file's channel must survive the caller's interrupt; an attempt it cut short bound nothing
+            // (and, if it had removed the stale file already, the next attempt finds none and just binds).
+            Uninterruptibly.call(() -> replaceStaleSocketLocked(ss, path, address));
         }
     }
 
-    /** Whether a process accepts connections on the socket file {@code path}; a stale file refuses them. */
-    private static boolean isLive(Path path) {
-        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-            probe.connect(UnixDomainSocketAddress.of(path));
-            return true;
+    private Void replaceStaleSocketLocked(ServerSocketChannel ss, Path path, InetSocketAddress address)
+            throws IOException {
+        try (FileChannel lockFile = openBindLock()) {
+            lockFile.lock(); // released when the channel closes
+            if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+                String live = staleness(path);
+                if (live != null) {
+                    throw new BindException("address already in use: " + address + " (rendezvous socket " + path
+                        + ": " + live + ")");
+                }
+                Files.deleteIfExists(path);
+            }
+            try {
+                ss.bind(UnixDomainSocketAddress.of(path), RENDEZVOUS_BACKLOG);
+            } catch (BindException again) {
+                throw new BindException("address already in use: " + address + " (rendezvous socket " + path
+                    + " was bound by another process meanwhile)");
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Null when {@code path} is provably stale: a socket file of this user on which a connect is refused
+     * (ECONNREFUSED: no process listens on it) and to which no socket of this host is bound, else why it is kept.
+     * A full queue (EAGAIN) is a live listener, and another user's file is never touched.
+     */
+    private String staleness(Path path) {
+        try {
+            Object owner = Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            if (!Integer.valueOf(fabric.uid).equals(owner)) {
+                return "it belongs to uid " + owner + ", not to this process's uid " + fabric.uid;
+            }
+            if (!Files.readAttributes(path, BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS).isOther()) {
+                return "it is not a socket";
+            }
         } catch (IOException e) {
-            return false;
+            return "it cannot be examined: " + e.getMessage();
+        }
+        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            probe.configureBlocking(false);
+            probe.connect(UnixDomainSocketAddress.of(path));
+            return "a live shm listener serves it";
+        } catch (ConnectException e) {
+            // Refused: no process listens, or one is between bind and listen (the JDK's bind makes both calls).
+            // A socket bound to the path is listed in /proc/net/unix from its bind on: then it is kept.
+            Set<String> bound = RendezvousFiles.boundPathsOfThisHost();
+            if (bound != null && bound.contains(path.toString())) {
+                return "a socket is bound to it (a listener starting up)";
+            }
+            return null;
+        } catch (IOException e) {
+            return "a live shm listener serves it (" + e.getMessage() + ")";
+        }
+    }
+
+    /**
+     * Removes the rendezvous sockets in the directory that processes killed without a chance to remove them left
+     * behind: only this user's, only those no socket of this host is bound to ({@code /proc/net/unix}), and only
+     * after a connect to each is refused. Runs at each bind, under the bind lock; {@code ours} is skipped.
+     */
+    private void sweepStaleSockets(Path ours) {
+        Set<String> boundPaths = RendezvousFiles.boundPathsOfThisHost();
+        List<Path> candidates = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(fabric.dir, "l-*.sock")) {
+            for (Path p : entries) {
+                if (!p.equals(ours) && (boundPaths == null || !boundPaths.contains(p.toString()))) {
+                    candidates.add(p);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return;
+        }
+        if (candidates.isEmpty()) {
+            return;
+        }
+        synchronized (REPLACE_LOCK) {
+            try {
+                // The lock file's channel must survive the caller's interrupt; a sweep cut short is run again.
+                Uninterruptibly.call(() -> {
+                    try (FileChannel lockFile = openBindLock()) {
+                        lockFile.lock(); // released when the channel closes
+                        for (Path p : candidates) {
+                            try {
+                                long inode = ShmHost.inode(p);
+                                if (staleness(p) == null && ShmHost.inode(p) == inode) {
+                                    Files.deleteIfExists(p);
+                                }
+                            } catch (ClosedByInterruptException e) {
+                                throw e;
+                            } catch (IOException e) {
+                                // gone meanwhile
+                            }
+                        }
+                    }
+                    return null;
+                });
+            } catch (IOException | RuntimeException e) {
+                // Best effort: a stale socket left now is removed by a later bind, or replaced by a bind of its
+                // own address.
+            }
         }
     }
 
@@ -220,20 +329,23 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     /** Watcher: a peer connected to the rendezvous socket; it checks the user, then waits for the request. */
     private void acceptReady() {
         SocketChannel ch;
+        ServerSocketChannel ss;
+        synchronized (this) {
+            ss = server;
+        }
+        if (ss == null) {
+            return;
+        }
         try {
-            ServerSocketChannel ss;
-            synchronized (this) {
-                ss = server;
-            }
-            if (ss == null) {
-                return;
-            }
             ch = ss.accept();
             if (ch == null) {
                 return;
             }
             ch.configureBlocking(false);
         } catch (IOException e) {
+            if (String.valueOf(e.getMessage()).contains("Too many open files")) {
+                refuseForDescriptors(ss, e);
+            }
             return;
         }
         ShmLink accepted = new ShmLink(ch, this);
@@ -254,6 +366,32 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         registerLink(accepted);
     }
 
+    /**
+     * The process has its most open files, so the request waiting at the listener socket cannot even be accepted:
+     * the fabric's spare descriptor is given up for a moment to accept it and tell the client why (else it would
+     * wait for an answer that never comes, and the watcher would find the socket ready again and again).
+     */
+    private void refuseForDescriptors(ServerSocketChannel ss, IOException cause) {
+        FabricException limit = ShmFabric.limitReached(cause, "cannot accept a connect request at " + local);
+        LOG.log(System.Logger.Level.WARNING, "refused a connect request at " + local + ": " + limit.getMessage());
+        if (!fabric.releaseSpareDescriptor()) {
+            return;
+        }
+        try {
+            SocketChannel ch = ss.accept();
+            if (ch != null) {
+                ShmLink l = new ShmLink(ch, this);
+                l.trySend(ShmLink.REJECT, rejectBody("connection refused: the listener's process at " + local
+                    + " reached a limit: " + limit.getMessage(), EMPTY));
+                l.close();
+            }
+        } catch (IOException e) {
+            // still no descriptor: the next readiness tries again
+        } finally {
+            fabric.reserveSpareDescriptor();
+        }
+    }
+
     private String peerUserRefusal(SocketChannel ch) {
         try {
             UnixDomainPrincipal principal = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
@@ -265,7 +403,9 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     /** {@code null} when a peer of user {@code peerUser} may connect to a fabric of user {@code ourName}. */
     static String userRefusal(int ourUid, String ourName, String peerUser) {
-        if (peerUser.equals(ourName)) {
+        // The JDK names the user by its uid when the name cannot be looked up (as when this process has its most
+        // open files and cannot read the user database): the same uid is the same user.
+        if (peerUser.equals(ourName) || peerUser.equals(Integer.toString(ourUid))) {
             return null;
         }
         int peerUid = ShmHost.uidOfUserName(peerUser);
@@ -276,7 +416,9 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     private void registerLink(ShmLink l) {
         try {
-            fabric.watcher().register(l.channel, SelectionKey.OP_READ, key -> {
+            ShmWatcher w = fabric.watcher();
+            l.watcher = w;
+            w.register(l.channel, SelectionKey.OP_READ, key -> {
                 if (!l.read()) {
                     key.cancel();
                     l.close();
@@ -294,13 +436,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     public void connect(InetSocketAddress address, ByteBuffer privateData) throws IOException {
         Objects.requireNonNull(address, "address");
         ByteBuffer data = copyPrivateData(privateData);
-        CmEvent event = null;
-        ShmLink l = null;
+        ShmQueuePair q;
         synchronized (this) {
             if (state != IDLE && state != BOUND) {
                 throw new FabricException("connect refused: the id is " + stateName());
             }
-            ShmQueuePair q = qp;
+            q = qp;
             if (q == null || q.state() != ShmQueuePair.STATE_INIT) {
                 throw new FabricException("connect needs a fresh queue pair: call createQueuePair first");
             }
@@ -308,57 +449,45 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             if (address.isUnresolved()) {
                 state = REFUSED;
                 refusal = "unreachable";
-                event = new CmEvent(CmEvent.Type.UNREACHABLE, this, null, EMPTY,
-                    "cannot resolve " + address.getHostString() + " on the shm fabric");
             } else {
                 if (local == null) {
                     local = new InetSocketAddress(LOCALHOST, ThreadLocalRandom.current().nextInt(32768, 61000));
                 }
-                SocketChannel ch = null;
-                boolean anyFile = false;
-                for (Path candidate : fabric.rendezvousCandidates(address)) {
-                    if (!Files.exists(candidate)) {
-                        continue;
-                    }
-                    anyFile = true;
-                    SocketChannel attempt = SocketChannel.open(StandardProtocolFamily.UNIX);
-                    try {
-                        attempt.connect(UnixDomainSocketAddress.of(candidate));
-                        ch = attempt;
-                        break;
-                    } catch (SocketException e) {
-                        attempt.close();
-                    }
+                // No link yet: close and disconnect meanwhile end the attempt, which then finds the state changed.
+                state = CONNECTING;
+            }
+        }
+        if (address.isUnresolved()) {
+            channel.post(new CmEvent(CmEvent.Type.UNREACHABLE, this, null, EMPTY,
+                "cannot resolve " + address.getHostString() + " on the shm fabric"));
+            return;
+        }
+        // Outside the monitor: reaching a listener whose kernel queue is full waits (bounded) for room.
+        Reached reached = reachListener(address);
+        CmEvent event = null;
+        ShmLink l = null;
+        SocketChannel ch = reached.channel;
+        synchronized (this) {
+            if (state != CONNECTING || link != null) {
+                // Closed or abandoned while the socket was being reached.
+                if (ch != null) {
+                    ch.close();
                 }
-                if (ch == null) {
-                    String why = anyFile
-                        ? "connection refused: no live listener at " + address + " on the shm fabric (the"
-                            + " rendezvous socket in " + fabric.dir + " was left by a process that is gone)"
-                        : "connection refused: no listener at " + address + " on the shm fabric (no rendezvous"
-                            + " socket " + fabric.rendezvousPath(address) + ")";
-                    state = REFUSED;
-                    refusal = why;
-                    event = new CmEvent(CmEvent.Type.REJECTED, this, null, EMPTY, why);
-                } else {
-                    try {
-                        ch.configureBlocking(false);
-                        l = new ShmLink(ch, this);
-                        link = l;
-                        state = CONNECTING;
-                        l.send(ShmLink.REQUEST, requestBody(address, q, data));
-                    } catch (IOException e) {
-                        if (l == null) {
-                            ch.close();
-                            link = null;
-                            state = REFUSED;
-                            refusal = "connection refused: the listener at " + address + " went away: "
-                                + e.getMessage();
-                            event = new CmEvent(CmEvent.Type.REJECTED, this, null, EMPTY, refusal);
-                        }
-                        // Else the listener may have refused this process at once (another user, say) and closed
-                        // before the request was written: its REJECT is still in the socket. The watcher reads
-                        // it, or the end of file, so the refusal keeps its reason.
-                    }
+                return;
+            }
+            if (ch == null) {
+                state = REFUSED;
+                refusal = reached.refusal;
+                event = new CmEvent(CmEvent.Type.REJECTED, this, null, EMPTY, reached.refusal);
+            } else {
+                try {
+                    l = new ShmLink(ch, this);
+                    link = l;
+                    l.send(ShmLink.REQUEST, requestBody(address, q, data));
+                } catch (IOException e) {
+                    // The listener may have refused this process at once (another user, say) and closed before
+                    // the request was written: its REJECT is still in the socket. The watcher reads it, or the
+                    // end of file, so the refusal keeps its reason.
                 }
             }
         }
@@ -368,6 +497,97 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         if (l != null) {
             registerLink(l);
         }
+    }
+
+    /** A connected, non-blocking socket to a listener, or why there is none. */
+    private record Reached(SocketChannel channel, String refusal) {
+    }
+
+    /**
+     * Connects to the rendezvous socket of {@code address} (or of a wildcard listener on its port). A socket whose
+     * kernel queue is full (EAGAIN: the listener's watcher has not accepted the connections before this one yet) is
+     * tried again with growing pauses for at most {@link #CONNECT_WAIT_NANOS}, as TCP retries a SYN that a full
+     * accept queue dropped. The refusal names what was found: no socket file, a file no process listens on (left by
+     * a process that is gone), or a listener that stayed full.
+     *
+     * <p>The caller's interrupt reaches neither the sockets (they are non-blocking, and the work runs through
+     * {@link Uninterruptibly#call}) nor the pauses: an interrupt status would make every pause return at once and
+     * the retries spin. It is set aside and kept for the caller.
+     */
+    private Reached reachListener(InetSocketAddress address) throws IOException {
+        return Uninterruptibly.call(() -> reachListenerUninterrupted(address));
+    }
+
+    /** {@link #reachListener}, run with the caller's interrupt status set aside. */
+    private Reached reachListenerUninterrupted(InetSocketAddress address) throws IOException {
+        long deadline = System.nanoTime() + CONNECT_WAIT_NANOS;
+        long pause = 20_000;
+        while (true) {
+            Path stale = null;
+            Path full = null;
+            String other = null;
+            for (Path candidate : fabric.rendezvousCandidates(address)) {
+                if (!Files.exists(candidate)) {
+                    continue;
+                }
+                SocketChannel attempt = SocketChannel.open(StandardProtocolFamily.UNIX);
+                try {
+                    attempt.configureBlocking(false);
+                    if (attempt.connect(UnixDomainSocketAddress.of(candidate)) || attempt.finishConnect()) {
+                        return new Reached(attempt, null);
+                    }
+                    // A UNIX stream connect never stays in progress on Linux; a kernel that does is a full queue.
+                    full = candidate;
+                    attempt.close();
+                } catch (ConnectException e) {
+                    // ECONNREFUSED: the file is a socket no process listens on.
+                    attempt.close();
+                    stale = candidate;
+                } catch (SocketException e) {
+                    attempt.close();
+                    if (isWouldBlock(e)) {
+                        full = candidate;
+                    } else if (Files.exists(candidate)) {
+                        other = "cannot reach the rendezvous socket " + candidate + ": " + e.getMessage();
+                    }
+                } catch (IOException | RuntimeException e) {
+                    attempt.close();
+                    throw e;
+                }
+            }
+            if (full != null && System.nanoTime() - deadline < 0) {
+                // An interrupt that arrived meanwhile would end every pause at once: set aside for the pause.
+                boolean interrupted = Thread.interrupted();
+                LockSupport.parkNanos(pause);
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+                pause = Math.min(pause * 2, 10_000_000);
+                continue;
+            }
+            String why;
+            if (full != null) {
+                why = "connection refused: the listener at " + address + " on the shm fabric is alive but accepted"
+                    + " no connection for " + TimeUnit.NANOSECONDS.toMillis(CONNECT_WAIT_NANOS) + " ms (its"
+                    + " rendezvous socket " + full + " stayed full: the listening process is overloaded or stopped)";
+            } else if (other != null) {
+                why = "connection refused: no listener at " + address + " on the shm fabric: " + other;
+            } else if (stale != null) {
+                why = "connection refused: no live listener at " + address + " on the shm fabric (no process"
+                    + " listens on the rendezvous socket " + stale + ": it was left by a process that is gone)";
+            } else {
+                why = "connection refused: no listener at " + address + " on the shm fabric (no rendezvous socket "
+                    + fabric.rendezvousPath(address) + ")";
+            }
+            return new Reached(null, why);
+        }
+    }
+
+    /** Whether a failed non-blocking connect met a full listen queue (EAGAIN), which is worth trying again. */
+    private static boolean isWouldBlock(SocketException e) {
+        String m = e.getMessage();
+        return m != null && (m.contains("temporarily unavailable") || m.contains("EAGAIN")
+            || m.contains("would block"));
     }
 
     private ByteBuffer requestBody(InetSocketAddress target, ShmQueuePair q, ByteBuffer data) {
@@ -518,12 +738,14 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             ShmPeer peer = null;
             String failure;
             ByteBuffer data = EMPTY;
+            long listenerPid = 0;
             try {
                 String bootId = ShmLink.getString(b);
                 long dev = b.getLong();
                 long ino = b.getLong();
                 failure = hostMismatch(bootId, dev, ino);
                 long pid = b.getLong();
+                listenerPid = pid;
                 long nonce = b.getLong();
                 int dirFd = b.getInt();
                 long dirInode = b.getLong();
@@ -550,7 +772,11 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                     }
                 }
             } catch (IOException | RuntimeException e) {
-                failure = "cannot join the listener's ring file: " + e;
+                // A listener that died after accepting takes its descriptors with it: say so, not just the path.
+                failure = listenerPid > 0 && ShmHost.isGone(listenerPid)
+                    ? "the listener at " + remote + " went away before the connection was set up (its process "
+                        + listenerPid + " is gone)"
+                    : "cannot join the listener's ring file: " + e;
             }
             if (peer != null) {
                 fabric.releasePeer(peer);
@@ -741,13 +967,19 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 throw new FabricException("accept needs a fresh queue pair; " + q + " is in the error state");
             }
             ShmPeer peer = null;
-            ShmFile ring = null;
+            ShmFile ring;
+            int cap0 = q.recvCapacity;
+            int cap1 = peerCapacity;
             try {
-                peer = fabric.acquirePeer(peerPid, peerNonce, peerDirFd, peerDirInode);
-                int cap0 = q.recvCapacity;
-                int cap1 = peerCapacity;
                 ring = ShmFile.create(fabric.newFilePath('q'), ShmRingsDescriptor.fileLength(cap0, cap1),
                     fabric.group);
+            } catch (IOException | RuntimeException e) {
+                // This process's limit, not the peer's doing: the request stays open so that the caller can
+                // reject it with the reason.
+                throw ShmFabric.limitReached(e, "cannot create the ring file of a connection from " + remote);
+            }
+            try {
+                peer = fabric.acquirePeer(peerPid, peerNonce, peerDirFd, peerDirInode);
                 long ringNonce = RANDOM.nextLong();
                 ShmRingsDescriptor.writeHeader(ring.buffer, ringNonce, cap0, cap1);
                 q.attach(ring.buffer, ringNonce, 0, cap0, cap1, peer, link);
@@ -816,9 +1048,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 throw new FabricException("cannot create a queue pair on an id that is " + stateName());
             }
             ShmQueuePair q = new ShmQueuePair(fabric, this, config);
-            q.sendCq.attach(q);
-            if (q.recvCq != q.sendCq) {
-                q.recvCq.attach(q);
+            q.sendIndex = q.sendCq.attach(q);
+            try {
+                q.recvIndex = q.recvCq == q.sendCq ? q.sendIndex : q.recvCq.attach(q);
+            } catch (FabricException e) {
+                q.sendCq.detach(q, q.sendIndex);
+                throw e;
             }
             qp = q;
             return q;
@@ -915,13 +1150,13 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             } catch (IOException e) {
                 // closing
             }
-            try {
-                if (path != null && ShmHost.inode(path) == inode) {
-                    Files.deleteIfExists(path);
-                }
-            } catch (IOException e) {
-                // already gone, or replaced by another listener: not ours to remove
+            // The socket is registered with the watcher: its descriptor (and so the kernel's listening socket) is
+            // released when the watcher's selector deregisters it.
+            ShmWatcher w = fabric.startedWatcher();
+            if (w != null && !w.inWatcher()) {
+                w.wakeup();
             }
+            RendezvousFiles.remove(path, inode);
         }
         for (ShmCmId child : children) {
             child.refuseByListener("connection refused: the listener at " + local + " closed before accepting");

@@ -3,52 +3,101 @@ package io.rdmanio.core.fabric.shm;
 import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.fabric.MemoryRegion;
 import io.rdmanio.core.fabric.Notifier;
-import java.util.Arrays;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * A completion queue: a view over the completion rings of the queue pairs attached to it (their local send
- * completions and the shared receive rings their peers fill). Polling reads those rings; it takes no lock, makes
- * no system call and allocates nothing.
+ * completions and the shared receive rings their peers fill), with a ready map ({@link ShmReadyMapDescriptor}) in
+ * a region peers map: whoever releases a completion sets the queue pair's bit, so a poll visits only the queue
+ * pairs that have completions, and arming is one flag, however many queue pairs are attached. Polling takes no
+ * lock, makes no system call and allocates nothing.
  *
- * <p>Callers serialize {@link #poll} (it is the single consumer of every ring it reads). {@link #requestNotify}
- * arms each attached queue pair's shared flag, then re-checks for pending completions; a producer that finds the
- * flag rings a doorbell, and the watcher runs the notifier. Local completions run it on the producing thread.
+ * <p>Callers serialize {@link #poll} (it is the single consumer of every ring it reads and of the map).
+ * {@link #requestNotify} sets the map's armed flag, then re-checks it; a producer that finds the flag set clears it
+ * and rings its connection's doorbell, and the watcher runs the notifier. Local completions run it on the producing
+ * thread.
+ *
+ * <p>A queue holds at most {@link #capacity} queue pairs (its entries, at least 64): a queue pair needs at least
+ * one entry for its send and one for its receive completions, so a queue full of queue pairs would overflow on
+ * verbs too.
  */
 final class ShmCompletionQueue implements CompletionQueue {
 
     final ShmFabric fabric;
     final int entries;
     private final AtomicReference<Notifier> armed = new AtomicReference<>();
-    /** Attached queue pairs, copied on write. */
-    private volatile ShmQueuePair[] attached = new ShmQueuePair[0];
+    /** The ready map: shared memory peers set bits in; its rkey travels in each connection's ring file. */
+    private final MemoryRegion mapRegion;
+    final ByteBuffer map;
+    final int capacity;
+    private final int summaryWords;
+    private final int words;
+    /** Queue pair by ready-map index; written under this queue's monitor, read by the poller. */
+    private final AtomicReferenceArray<ShmQueuePair> byIndex;
     private volatile boolean closed;
-    /** Consumer only: where the next poll starts, so one busy queue pair does not starve the others. */
+
+    // ---- guarded by this
+    private final int[] freeIndexes;
+    private int freeCount;
+
+    /** Consumer only: the summary word the next poll starts at, so one busy word does not starve the others. */
     private int next;
 
-    ShmCompletionQueue(ShmFabric fabric, int entries) {
+    ShmCompletionQueue(ShmFabric fabric, int entries) throws IOException {
         this.fabric = fabric;
         this.entries = entries;
+        this.capacity = ShmReadyMapDescriptor.capacityFor(entries);
+        this.summaryWords = ShmReadyMapDescriptor.summaryWords(capacity);
+        this.words = capacity >>> 6;
+        this.mapRegion = fabric.allocate(ShmReadyMapDescriptor.fileLength(capacity),
+            MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE);
+        this.map = mapRegion.buffer();
+        ShmReadyMapDescriptor.writeHeader(map, capacity);
+        this.byIndex = new AtomicReferenceArray<>(capacity);
+        this.freeIndexes = new int[capacity];
+        for (int i = 0; i < capacity; i++) {
+            freeIndexes[i] = capacity - 1 - i;
+        }
+        this.freeCount = capacity;
     }
 
-    synchronized void attach(ShmQueuePair qp) {
-        ShmQueuePair[] now = Arrays.copyOf(attached, attached.length + 1);
-        now[now.length - 1] = qp;
-        attached = now;
+    /** The rkey peers map the ready map with. */
+    int mapRkey() {
+        return mapRegion.rkey();
     }
 
-    synchronized void detach(ShmQueuePair qp) {
-        ShmQueuePair[] now = attached;
-        for (int i = 0; i < now.length; i++) {
-            if (now[i] == qp) {
-                ShmQueuePair[] less = new ShmQueuePair[now.length - 1];
-                System.arraycopy(now, 0, less, 0, i);
-                System.arraycopy(now, i + 1, less, i, now.length - i - 1);
-                attached = less;
-                return;
-            }
+    /** Attaches {@code qp}; returns its index in the ready map. */
+    synchronized int attach(ShmQueuePair qp) throws FabricException {
+        if (closed) {
+            throw new FabricException("completion queue is closed");
+        }
+        if (freeCount == 0) {
+            throw new FabricException("the completion queue of " + entries + " entries already serves " + capacity
+                + " queue pairs, its most (each needs an entry for its sends and one for its receives): create"
+                + " another completion queue");
+        }
+        int i = freeIndexes[--freeCount];
+        byIndex.set(i, qp);
+        return i;
+    }
+
+    synchronized void detach(ShmQueuePair qp, int index) {
+        if (index >= 0 && byIndex.get(index) == qp) {
+            byIndex.set(index, null);
+            freeIndexes[freeCount++] = index;
+        }
+    }
+
+    /** A local producer (a send completion, a flush): marks {@code index} ready; the caller then {@link #fire}s. */
+    void markReady(int index) {
+        if (index >= 0 && !closed) {
+            ShmReadyMapDescriptor.markReady(map, capacity, index);
         }
     }
 
@@ -58,22 +107,43 @@ final class ShmCompletionQueue implements CompletionQueue {
         if (closed) {
             throw new FabricException("completion queue is closed");
         }
-        ShmQueuePair[] qps = attached;
-        int n = qps.length;
+        int cap = out.capacity();
         int k = 0;
-        if (n > 0) {
-            int start = next < n ? next : 0;
-            for (int j = 0; j < n && k < out.capacity(); j++) {
-                ShmQueuePair qp = qps[(start + j) % n];
-                if (qp.sendCq == this) {
-                    k = qp.drainSends(out, k);
+        int start = next < summaryWords ? next : 0;
+        for (int j = 0; j < summaryWords && k < cap; j++) {
+            int s = start + j < summaryWords ? start + j : start + j - summaryWords;
+            long sum = ShmReadyMapDescriptor.takeSummary(map, s);
+            while (sum != 0) {
+                if (k >= cap) {
+                    ShmReadyMapDescriptor.restoreSummary(map, s, sum);
+                    break;
                 }
-                if (qp.recvCq == this) {
-                    k = qp.drainReceives(out, k);
+                int w = (s << 6) + Long.numberOfTrailingZeros(sum);
+                sum &= sum - 1;
+                if (w >= words) {
+                    continue; // a summary bit no producer of this map sets: a peer's stray write
+                }
+                long bits = ShmReadyMapDescriptor.takeWord(map, capacity, w);
+                while (bits != 0) {
+                    if (k >= cap) {
+                        ShmReadyMapDescriptor.restoreWord(map, capacity, w, bits);
+                        break;
+                    }
+                    int i = (w << 6) + Long.numberOfTrailingZeros(bits);
+                    bits &= bits - 1;
+                    ShmQueuePair qp = byIndex.get(i);
+                    if (qp == null) {
+                        continue; // a queue pair gone, or a stray bit: nothing to poll
+                    }
+                    k = qp.drain(this, out, k);
+                    if (k >= cap && qp.hasPending(this)) {
+                        // More than fit: look again next time.
+                        ShmReadyMapDescriptor.markReady(map, capacity, i);
+                    }
                 }
             }
-            next = start + 1;
         }
+        next = start + 1;
         out.count(k);
         return k;
     }
@@ -85,20 +155,10 @@ final class ShmCompletionQueue implements CompletionQueue {
             throw new FabricException("completion queue is closed");
         }
         armed.set(notifier);
-        boolean pending = false;
-        for (ShmQueuePair qp : attached) {
-            if (qp.recvCq == this) {
-                qp.armReceives();
-            }
-            pending |= qp.hasPending(this);
-        }
-        if (pending) {
-            // Fired here: a flag left armed would only cost the producer a needless doorbell.
-            for (ShmQueuePair qp : attached) {
-                if (qp.recvCq == this) {
-                    qp.disarmReceives();
-                }
-            }
+        ShmReadyMapDescriptor.setArmed(map);
+        if (ShmReadyMapDescriptor.anyReady(map, capacity)) {
+            // Fired here: a flag left armed would only cost a producer a needless doorbell.
+            ShmReadyMapDescriptor.setDisarmed(map);
             fire();
         }
     }
@@ -113,10 +173,42 @@ final class ShmCompletionQueue implements CompletionQueue {
         }
     }
 
+    /**
+     * Watcher, periodically: repairs what a peer may have written into the parts of this queue's ready map that no
+     * one of its queue pairs owns (the map is shared by the queue pairs of many peers, so no one connection is to
+     * blame): the header is written back, summary bits naming no word are cleared (a poll skips them anyway), and
+     * an armed flag that is neither 0 nor 1, which no producer would clear and ring, is cleared and the notifier
+     * run (a wakeup that finds nothing is harmless; a lost one is not). A bit pattern in the words costs a poll
+     * looks only, and a completion a peer leaves unmarked is marked by its queue pair's periodic check.
+     */
+    void check() {
+        if (closed) {
+            return;
+        }
+        if ((int) ShmRingsDescriptor.INT.getVolatile(map, 0) != ShmReadyMapDescriptor.MAGIC
+            || map.getInt(4) != ShmReadyMapDescriptor.VERSION
+            || map.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET) != capacity) {
+            ShmReadyMapDescriptor.writeHeader(map, capacity);
+        }
+        int lastWords = words - ((summaryWords - 1) << 6);
+        if (lastWords < 64) {
+            long stray = ~((1L << lastWords) - 1);
+            int at = ShmReadyMapDescriptor.SUMMARY_OFFSET + (summaryWords - 1) * 8;
+            if (((long) ShmRingsDescriptor.LONG.getVolatile(map, at) & stray) != 0) {
+                ShmRingsDescriptor.LONG.getAndBitwiseAnd(map, at, ~stray);
+            }
+        }
+        int a = (int) ShmRingsDescriptor.INT.getVolatile(map, ShmReadyMapDescriptor.ARMED_OFFSET);
+        if (a != 0 && a != 1 && ShmRingsDescriptor.INT.compareAndSet(map, ShmReadyMapDescriptor.ARMED_OFFSET, a, 0)) {
+            fire();
+        }
+    }
+
     @Override
     public void close() {
         closed = true;
         armed.set(null);
+        mapRegion.close();
         fabric.closed(this);
     }
 }

@@ -6,16 +6,18 @@ import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.Fabric;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.MemoryRegion;
+import io.rdmanio.core.fabric.ResourceLimitException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.GroupPrincipal;
 import java.security.SecureRandom;
-import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -50,28 +52,36 @@ import java.util.regex.Pattern;
  *       when a process dies the kernel closes it and the survivor sees DISCONNECTED with its work flushed. The
  *       accepting side checks the peer's user (SO_PEERCRED), the kernel boot id and the shm directory's device
  *       and inode, and refuses a mismatch naming it.</li>
- *   <li><b>Wakeups.</b> A consumer arms a flag in its completion ring; a producer that finds it armed rings a
- *       one-byte doorbell on the socket, and this fabric's watcher thread ({@link ShmWatcher}) runs the armed
- *       notifier. Unarmed, the data path makes no system call.</li>
+ *   <li><b>Completion queues and wakeups.</b> A producer marks the queue pair in the ready map of the consumer's
+ *       completion queue ({@link ShmReadyMapDescriptor}), so a poll visits only queue pairs with completions. A
+ *       consumer arms a flag in that map; a producer that finds it armed rings a one-byte doorbell on the
+ *       socket, and this fabric's watcher thread ({@link ShmWatcher}) runs the armed notifier. Unarmed, the data
+ *       path makes no system call.</li>
  *   <li><b>Files.</b> Every shared file is unlinked as soon as it is created and mapped, so a crash leaves none;
  *       files a process died between creating and unlinking (named with its pid) are swept when a fabric opens.
- *       Listener sockets are removed on close; one left by a dead process is replaced by the next bind.</li>
+ *       Listener sockets are removed on close and at JVM exit ({@link RendezvousFiles}); those a killed process
+ *       left are removed by the next bind in the directory, once provably stale.</li>
  * </ul>
  *
  * <h2>Differences from loopback</h2>
  * Sends and writes are carried out at post time, so none is ever in flight when a connection fails and only
  * posted receives are flushed. Receive completions live in the per-connection ring (sized by maxRecvWr), so a
- * completion queue cannot overrun; its {@code entries} is checked for range only. Nothing a peer writes into shared
- * memory is trusted: ring fields are checked where read and periodically ({@link #CHECK_MILLIS}), and a ring that
- * stops making sense, or a shared file shrunk under its mapping, fails that connection with a protocol error.
+ * completion queue cannot overrun; its {@code entries} sizes its ready map and bounds the queue pairs it serves.
+ * Nothing a peer writes into shared memory is trusted: ring and ready-map fields are checked where read and
+ * periodically ({@link #CHECK_MILLIS}), and a ring that stops making sense, or a shared file shrunk under its
+ * mapping, fails that connection with a protocol error.
  *
  * <p>Thread-safe. Lock order: a connection-manager id's lock, then its queue pair's lock; completion queues and
  * event channels take no lock on the data path; notifiers run outside every lock.
  */
 public final class ShmFabric implements Fabric {
 
-    /** Regions a fabric may hold at once (directory slots). */
-    static final int DIRECTORY_CAPACITY = 4096;
+    /**
+     * Regions a fabric may hold at once (directory slots): as many as an rkey can name. The directory file is
+     * sparse, so a slot costs memory only once used (64 bytes); the table is not what limits a process's
+     * connections (open files, mappings and /dev/shm space come first, and each is named when reached).
+     */
+    static final int DIRECTORY_CAPACITY = ShmRegionDirectoryDescriptor.MAX_CAPACITY;
     static final int MAX_QUEUE_DEPTH = ShmRingsDescriptor.MAX_CAPACITY;
     /** The largest inline send: the fabric copies every send at post time, so inline costs nothing extra. */
     static final int MAX_INLINE = 1 << 20;
@@ -102,9 +112,13 @@ public final class ShmFabric implements Fabric {
     private final AtomicInteger localKeys = new AtomicInteger();
 
     // ---- guarded by this
-    private final ShmMemoryRegion[] slots = new ShmMemoryRegion[DIRECTORY_CAPACITY];
-    private final long[] generations = new long[DIRECTORY_CAPACITY];
-    private final ArrayDeque<Integer> freeSlots = new ArrayDeque<>();
+    /** Regions by directory slot; grown as slots are first used. */
+    private ShmMemoryRegion[] slots = new ShmMemoryRegion[64];
+    private int[] generations = new int[64];
+    /** Slots used before and free now (a stack); slots from {@link #neverUsed} on were never used. */
+    private int[] freeSlots = new int[64];
+    private int freeCount;
+    private int neverUsed;
     private final LinkedHashSet<Object> open = new LinkedHashSet<>();
     private final Map<Long, ShmPeer> peers = new HashMap<>();
     private ShmWatcher watcher;
@@ -112,6 +126,8 @@ public final class ShmFabric implements Fabric {
     /** Queue pairs attached to a ring: what the periodic check looks at. */
     private final LinkedHashSet<ShmQueuePair> live = new LinkedHashSet<>();
     private boolean checking;
+    /** Held so that a listener out of descriptors can still accept a request to refuse it (see ShmCmId). */
+    private FileChannel spare;
 
     ShmFabric(Path dir, GroupPrincipal group) throws IOException {
         this.dir = dir;
@@ -125,12 +141,10 @@ public final class ShmFabric implements Fabric {
         this.pid = ShmHost.pid();
         this.nonce = RANDOM.nextLong();
         sweepDeadOwners(dir);
-        for (int i = 0; i < DIRECTORY_CAPACITY; i++) {
-            freeSlots.add(i);
-            generations[i] = RANDOM.nextInt(0x10000);
-        }
+        openFiles = readOpenFilesLimit();
         directory = ShmFile.create(newFilePath('d'), ShmRegionDirectoryDescriptor.fileLength(DIRECTORY_CAPACITY),
             group);
+        reserveSpareDescriptor();
         ShmRegionDirectoryDescriptor.writeHeader(directory.buffer, nonce, DIRECTORY_CAPACITY);
     }
 
@@ -171,6 +185,16 @@ public final class ShmFabric implements Fabric {
     @Override
     public int preferredSlotSize() {
         return 65536;
+    }
+
+    /**
+     * 64 MiB: pool memory is sparse files, backed only where a frame was written, so one region serves a thousand
+     * slots (about fifteen connections at the defaults) for one descriptor and one mapping, where 4 MiB regions
+     * cost each connection a descriptor and a mapping in both processes.
+     */
+    @Override
+    public int preferredAllocationSize() {
+        return 64 << 20;
     }
 
     /** The shm directory of this fabric. */
@@ -269,12 +293,7 @@ public final class ShmFabric implements Fabric {
         long generation;
         synchronized (this) {
             ensureOpen();
-            Integer free = freeSlots.poll();
-            if (free == null) {
-                throw new FabricException("the shm fabric holds " + DIRECTORY_CAPACITY + " regions at most (its"
-                    + " region directory is full): close regions no longer used");
-            }
-            slot = free;
+            slot = takeSlot();
             generation = generations[slot] = (generations[slot] + 1) & 0xffff;
         }
         ShmFile file;
@@ -282,10 +301,9 @@ public final class ShmFabric implements Fabric {
             file = ShmFile.create(newFilePath('r'), length, group);
         } catch (IOException | RuntimeException e) {
             synchronized (this) {
-                freeSlots.add(slot);
+                freeSlots[freeCount++] = slot;
             }
-            throw new FabricException("cannot allocate a shared region of " + length + " bytes in " + dir + ": " + e,
-                e);
+            throw limitReached(e, "cannot allocate a shared region of " + length + " bytes in " + dir);
         }
         int rkey = (int) (generation << 16) | slot;
         int lkey = rkey ^ 0x4000_0000;
@@ -295,7 +313,7 @@ public final class ShmFabric implements Fabric {
         synchronized (this) {
             if (closed) {
                 file.close();
-                freeSlots.add(slot);
+                freeSlots[freeCount++] = slot;
                 throw new FabricException("the shm fabric is closed");
             }
             slots[slot] = region;
@@ -306,13 +324,108 @@ public final class ShmFabric implements Fabric {
         return region;
     }
 
+    /**
+     * The exception for a shared file that could not be created or mapped: a {@link ResourceLimitException}
+     * naming the limit when the cause is one (descriptors, mappings, /dev/shm space), else {@code what} and the
+     * cause.
+     */
+    static FabricException limitReached(Throwable e, String what) {
+        String m = String.valueOf(e.getMessage()) + (e.getCause() == null ? "" : " " + e.getCause().getMessage());
+        if (m.contains("Too many open files")) {
+            String max = openFilesLimit();
+            return new ResourceLimitException("open files " + max, what + ": the process has its most open"
+                + " files (" + max + ", ulimit -n; each shm region and connection holds descriptors)", e);
+        }
+        if (m.contains("No space left on device")) {
+            return new ResourceLimitException("no space in shm dir", what + ": the file system of the shm"
+                + " directory is full (a tmpfs such as /dev/shm is sized at mount time)", e);
+        }
+        if (m.contains("Map failed") || m.contains("Cannot allocate memory") || e instanceof OutOfMemoryError) {
+            return new ResourceLimitException("mappings or memory", what + ": the mapping failed: the process"
+                + " reached vm.max_map_count mappings or the machine is out of memory (" + m + ")", e);
+        }
+        return new FabricException(what + ": " + e, e);
+    }
+
+    /**
+     * The soft limit of open files: read when a fabric opens, since reading it takes a descriptor, which is just
+     * what a process at its limit lacks.
+     */
+    private static volatile String openFiles = "?";
+
+    private static String openFilesLimit() {
+        String now = readOpenFilesLimit();
+        return now.equals("?") ? openFiles : now;
+    }
+
+    /** The soft limit of open files, from /proc/self/limits, or "?". */
+    private static String readOpenFilesLimit() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max open files")) {
+                    String[] f = line.substring("Max open files".length()).trim().split("\\s+");
+                    return f[0];
+                }
+            }
+        } catch (IOException | RuntimeException ex) {
+            // unknown: said as such
+        }
+        return "?";
+    }
+
+    /** Closes the spare descriptor, so that one descriptor is free; false if there was none. */
+    synchronized boolean releaseSpareDescriptor() {
+        if (spare == null) {
+            return false;
+        }
+        try {
+            spare.close();
+        } catch (IOException e) {
+            // closed anyway
+        }
+        spare = null;
+        return true;
+    }
+
+    /** Opens the spare descriptor again (best effort: without it, a refusal for descriptors goes unsaid). */
+    synchronized void reserveSpareDescriptor() {
+        if (spare == null && !closed) {
+            try {
+                spare = FileChannel.open(Path.of("/dev/null"));
+            } catch (IOException e) {
+                spare = null;
+            }
+        }
+    }
+
+    /** A free directory slot (under this fabric's lock), growing the tables on first use of a slot. */
+    private int takeSlot() throws ResourceLimitException {
+        if (freeCount > 0) {
+            return freeSlots[--freeCount];
+        }
+        if (neverUsed == DIRECTORY_CAPACITY) {
+            throw new ResourceLimitException("shm regions " + DIRECTORY_CAPACITY, "the shm fabric holds "
+                + DIRECTORY_CAPACITY + " regions at most (an rkey names its directory slot in 16 bits), and every"
+                + " one is in use: close connections or regions no longer used", null);
+        }
+        int slot = neverUsed++;
+        if (slot == slots.length) {
+            int n = Math.min(DIRECTORY_CAPACITY, slots.length * 2);
+            slots = Arrays.copyOf(slots, n);
+            generations = Arrays.copyOf(generations, n);
+            freeSlots = Arrays.copyOf(freeSlots, n);
+        }
+        generations[slot] = RANDOM.nextInt(0x10000);
+        return slot;
+    }
+
     void deregistered(ShmMemoryRegion region) {
         synchronized (this) {
             open.remove(region);
             if (region.slot >= 0 && slots[region.slot] == region) {
                 ShmRegionDirectoryDescriptor.releaseFree(directory.buffer, region.slot, region.generation);
                 slots[region.slot] = null;
-                freeSlots.add(region.slot);
+                freeSlots[freeCount++] = region.slot;
             }
         }
         if (region.file != null) {
@@ -393,12 +506,14 @@ public final class ShmFabric implements Fabric {
     /**
      * Watcher, every {@link #CHECK_MILLIS} while connections exist: files shrunk under their mappings (this
      * fabric's own, grown back at once so that no further access faults, and each peer's, whose connections fail
-     * naming the file), then each connection's ring. Returns false, stopping, when there is nothing to check.
+     * naming the file), the ready maps of this fabric's completion queues, then each connection's ring. Returns
+     * false, stopping, when there is nothing to check.
      */
     private boolean check() {
         ShmQueuePair[] qps;
         ShmPeer[] ps;
         ShmMemoryRegion[] own;
+        ShmCompletionQueue[] cqs;
         synchronized (this) {
             if (closed || live.isEmpty()) {
                 checking = false;
@@ -407,10 +522,14 @@ public final class ShmFabric implements Fabric {
             qps = live.toArray(new ShmQueuePair[0]);
             ps = peers.values().toArray(new ShmPeer[0]);
             own = sharedRegions();
+            cqs = open.stream().filter(o -> o instanceof ShmCompletionQueue).toArray(ShmCompletionQueue[]::new);
         }
         directory.ensureNotShrunk();
         for (ShmMemoryRegion r : own) {
             r.file.ensureNotShrunk();
+        }
+        for (ShmCompletionQueue cq : cqs) {
+            cq.check();
         }
         for (ShmPeer p : ps) {
             String shrunk = p.checkFiles();
@@ -490,6 +609,11 @@ public final class ShmFabric implements Fabric {
         return watcher;
     }
 
+    /** The watcher thread if it was started, else null. */
+    synchronized ShmWatcher startedWatcher() {
+        return watcher;
+    }
+
     private void ensureOpen() throws FabricException {
         if (closed) {
             throw new FabricException("the shm fabric is closed");
@@ -551,6 +675,7 @@ public final class ShmFabric implements Fabric {
             w.close();
         }
         directory.close();
+        releaseSpareDescriptor();
     }
 
     @Override

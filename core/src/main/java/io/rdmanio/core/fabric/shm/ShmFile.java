@@ -46,6 +46,11 @@ final class ShmFile implements AutoCloseable {
      * Creates, sizes, maps and unlinks {@code path}: mode 0600, or 0660 owned by {@code group} when given.
      */
     static ShmFile create(Path path, int length, GroupPrincipal group) throws IOException {
+        // Not on the caller's thread, whose interrupt must not close the new file's channel (see onFileThread).
+        return Uninterruptibly.onFileThread(() -> createOnce(path, length, group));
+    }
+
+    private static ShmFile createOnce(Path path, int length, GroupPrincipal group) throws IOException {
         // Created exclusively, then opened through RandomAccessFile: its FileDescriptor lets the JDK say which
         // descriptor number a peer opens (the directory is this user's alone, 0700, so nothing can swap the file
         // between the two steps).
@@ -79,8 +84,21 @@ final class ShmFile implements AutoCloseable {
     /**
      * Maps a file another process holds open as descriptor {@code fd}, checking it is the file with
      * {@code inode}. The descriptor this opens is closed before returning; the mapping stays.
+     *
+     * <p>A peer region is mapped on first use by whichever thread posts a send into it, which may be a thread
+     * carrying its interrupt status (a progress call from an interrupted reader): the mapping runs on the fabric's
+     * file thread ({@link Uninterruptibly#onFileThread}), so an interruptible {@code FileChannel} never turns the
+     * interrupt into a {@code ClosedByInterruptException}, and the send into a perfectly live region into a
+     * "remote operation error"; the caller keeps its interrupt status.
      */
     static MappedByteBuffer mapPeer(long pid, int fd, long inode, int length) throws IOException {
+        // Also on the data path's first send to a peer region, on whatever thread posts it (an interrupted writer,
+        // a selector thread carrying its interrupt status), under the connection's lock: the interrupt must
+        // neither fail the mapping nor deadlock with the hook that closes the writer's channel (see onFileThread).
+        return Uninterruptibly.onFileThread(() -> mapPeerOnce(pid, fd, inode, length));
+    }
+
+    private static MappedByteBuffer mapPeerOnce(long pid, int fd, long inode, int length) throws IOException {
         Path path = ShmHost.descriptorPath(pid, fd);
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             long actual = ShmHost.inode(path);

@@ -25,7 +25,7 @@ final class ShmHost {
 
     /** The kernel boot id, 36 characters; two processes see the same one only on the same running kernel. */
     static String bootId() throws IOException {
-        return Files.readString(BOOT_ID, StandardCharsets.US_ASCII).trim();
+        return Uninterruptibly.call(() -> Files.readString(BOOT_ID, StandardCharsets.US_ASCII)).trim();
     }
 
     /** This process's real user id. */
@@ -118,7 +118,9 @@ final class ShmHost {
     /** Whether process {@code pid} is gone: no entry in {@code /proc}, or a zombie that can no longer run. */
     static boolean isGone(long pid) {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.US_ASCII);
+            // Read through a file channel, which a caller's interrupt would close.
+            String stat = Uninterruptibly.call(
+                () -> Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.US_ASCII));
             int close = stat.lastIndexOf(')');
             char state = close >= 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
             return state == 'Z' || state == 'X';

@@ -35,6 +35,8 @@ final class ShmLink {
     static final byte DISCONNECT = 5;
 
     static final int MAX_BODY = 0xffff;
+    /** The read buffer's usual size: every setup message fits. */
+    private static final int SMALL_BUFFER = 1024;
     static final long WRITE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     final SocketChannel channel;
@@ -42,9 +44,16 @@ final class ShmLink {
     private final ByteBuffer doorbell = ByteBuffer.allocateDirect(1);
 
     // ---- watcher thread only
-    private final ByteBuffer in = ByteBuffer.allocate(3 + MAX_BODY);
+    /**
+     * Frames read and not yet dispatched. Small: after setup a connection's socket carries one-byte doorbells and a
+     * disconnect message; a larger frame grows it for as long as it is being read (a 64 KiB buffer for every
+     * connection's life was a third of what an idle connection cost the heap).
+     */
+    private ByteBuffer in = ByteBuffer.allocate(SMALL_BUFFER);
     /** Who gets the frames: the listener before a request arrives, then the id. Set on the watcher thread. */
     volatile Receiver owner;
+    /** The watcher this socket is registered with, once it is: a close wakes it so the descriptor is released. */
+    volatile ShmWatcher watcher;
 
     ShmLink(SocketChannel channel, Receiver owner) {
         this.channel = channel;
@@ -121,6 +130,7 @@ final class ShmLink {
         }
         in.flip();
         boolean rang = false;
+        int needed = 0;
         try {
             while (in.hasRemaining()) {
                 byte type = in.get(in.position());
@@ -134,6 +144,7 @@ final class ShmLink {
                 }
                 int length = Short.toUnsignedInt(in.getShort(in.position() + 1));
                 if (in.remaining() < 3 + length) {
+                    needed = 3 + length;
                     break;
                 }
                 ByteBuffer body = in.slice(in.position() + 3, length);
@@ -151,6 +162,11 @@ final class ShmLink {
             }
         } finally {
             in.compact();
+            if (needed > in.capacity()) {
+                in = ByteBuffer.allocate(needed).put(in.flip());
+            } else if (in.position() == 0 && in.capacity() > SMALL_BUFFER) {
+                in = ByteBuffer.allocate(SMALL_BUFFER);
+            }
         }
         if (rang || n > 0) {
             owner.doorbell();
@@ -168,6 +184,11 @@ final class ShmLink {
             channel.close();
         } catch (IOException e) {
             // closing: nothing to recover
+        }
+        ShmWatcher w = watcher;
+        if (w != null && !w.inWatcher()) {
+            // The descriptor is released when the watcher's selector deregisters the key (see ShmWatcher.wakeup).
+            w.wakeup();
         }
     }
 

@@ -48,7 +48,13 @@ final class ShmPeer {
     private final int directoryFd;
     private final long directoryInode;
     private final int capacity;
-    private final AtomicReferenceArray<Mapped> mapped;
+    /**
+     * Mappings by directory slot, in pages of {@link #PAGE} slots made on first use: a directory may name 65536
+     * regions, and a process with many peers should not pay a table of that size for each.
+     */
+    private final AtomicReferenceArray<AtomicReferenceArray<Mapped>> mapped;
+    private static final int PAGE_SHIFT = 8;
+    private static final int PAGE = 1 << PAGE_SHIFT;
 
     // ---- guarded by the fabric's peer table
     int references;
@@ -60,7 +66,7 @@ final class ShmPeer {
         this.directoryFd = directoryFd;
         this.directoryInode = directoryInode;
         this.capacity = ShmRegionDirectoryDescriptor.capacity(directory);
-        this.mapped = new AtomicReferenceArray<>(capacity);
+        this.mapped = new AtomicReferenceArray<>((capacity + PAGE - 1) >>> PAGE_SHIFT);
     }
 
     /**
@@ -78,7 +84,8 @@ final class ShmPeer {
             || (directory.getInt(e + ACCESS) & requiredAccess) != requiredAccess) {
             return null;
         }
-        Mapped m = mapped.get(slot);
+        AtomicReferenceArray<Mapped> page = mapped.get(slot >>> PAGE_SHIFT);
+        Mapped m = page == null ? null : page.get(slot & (PAGE - 1));
         if (m != null && m.state == state) {
             return m.memory;
         }
@@ -86,7 +93,12 @@ final class ShmPeer {
     }
 
     private synchronized ByteBuffer mapSlow(int slot, long state) throws IOException {
-        Mapped m = mapped.get(slot);
+        AtomicReferenceArray<Mapped> page = mapped.get(slot >>> PAGE_SHIFT);
+        if (page == null) {
+            page = new AtomicReferenceArray<>(PAGE);
+            mapped.set(slot >>> PAGE_SHIFT, page);
+        }
+        Mapped m = page.get(slot & (PAGE - 1));
         if (m != null && m.state == state) {
             return m.memory;
         }
@@ -108,7 +120,7 @@ final class ShmPeer {
         if (ShmRegionDirectoryDescriptor.getStateAcquire(directory, slot) != state) {
             return null;
         }
-        mapped.set(slot, new Mapped(state, memory, fd, inode));
+        page.set(slot & (PAGE - 1), new Mapped(state, memory, fd, inode));
         return memory;
     }
 
@@ -132,10 +144,14 @@ final class ShmPeer {
      */
     String checkFiles() {
         String shrunk = shrunk(directoryFd, directoryInode, directory.capacity(), "region directory");
-        for (int slot = 0; slot < capacity && shrunk == null; slot++) {
-            Mapped m = mapped.get(slot);
-            if (m != null) {
-                shrunk = shrunk(m.fd, m.inode, m.memory.capacity(), "region file (slot " + slot + ")");
+        for (int p = 0; p < mapped.length() && shrunk == null; p++) {
+            AtomicReferenceArray<Mapped> page = mapped.get(p);
+            for (int i = 0; page != null && i < PAGE && shrunk == null; i++) {
+                Mapped m = page.get(i);
+                if (m != null) {
+                    int slot = (p << PAGE_SHIFT) | i;
+                    shrunk = shrunk(m.fd, m.inode, m.memory.capacity(), "region file (slot " + slot + ")");
+                }
             }
         }
         return shrunk;

@@ -27,7 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * One side of an shm connection. Its receive queue and the completion queue of its receives live in the
  * connection's ring file ({@link ShmRingsDescriptor}); its send completions live in a local ring. A send or write
  * is carried out while it is posted: take the peer's oldest published receive, copy into the peer's mapped
- * region, release the completion record, ring the doorbell only if the peer armed.
+ * region, release the completion record, mark this queue pair in the ready map of the peer's completion queue
+ * ({@link ShmReadyMapDescriptor}) unless it is marked already, and ring the doorbell only if the peer armed.
  *
  * <p>Posting takes this queue pair's lock (uncontended: the engine serializes posting per connection). Polling
  * is lock-free: the completion queue's poller is the single consumer of both completion rings. Entering the
@@ -56,6 +57,8 @@ final class ShmQueuePair implements QueuePair {
     private static final int WR_WRITE_IMM = 1;
     /** A send whose payload is gathered from the caller's two buffers at post time (postSendInline). */
     private static final int WR_SEND_INLINE = 2;
+    /** The cause a post reports when the peer had closed its receive queue by an orderly disconnect. */
+    private static final String PEER_ENDED_IN_ORDER = "the peer ended the connection: disconnected";
 
     final ShmFabric fabric;
     final ShmCmId owner;
@@ -83,6 +86,15 @@ final class ShmQueuePair implements QueuePair {
     private ShmPeer peer;
     private ShmLink link;
     private volatile boolean attached;
+    /** This queue pair's index in the ready maps of sendCq and recvCq; set by the owning id on creation. */
+    int sendIndex = -1;
+    int recvIndex = -1;
+
+    // ---- guarded by lock: the ready map of the peer's receive completion queue, found on the first post
+    private ByteBuffer peerMap;
+    private int peerMapRkey;
+    private int peerMapCapacity;
+    private int peerMapIndex;
 
     // ---- guarded by lock: send side
     private long sendTail;
@@ -202,6 +214,7 @@ final class ShmQueuePair implements QueuePair {
             peerCapacity = side == 0 ? capacity1 : capacity0;
             peer = peerFabric;
             link = socket;
+            ShmRingsDescriptor.writeReadyMap(rings, myCompletions, recvCq.mapRkey(), recvIndex);
             if (state == STATE_INIT) {
                 for (long seq = recvPublished; seq < recvPosted; seq++) {
                     publishReceive(seq);
@@ -322,6 +335,7 @@ final class ShmQueuePair implements QueuePair {
                       int bodyOffset) throws FabricException {
         String failure;
         int cause = CAUSE_FAILURE;
+        boolean peerEnded = false;
         boolean signaled = (flags & SIGNALED) != 0;
         lock.lock();
         try {
@@ -341,14 +355,17 @@ final class ShmQueuePair implements QueuePair {
             }
             failure = carryOut(kind, wrId, region, offset, length, remoteAddress, rkey, imm, signaled, head,
                 headOffset, headLength, body, bodyOffset);
-            if (failure != null && failure.startsWith("receiver not ready")) {
+            if (failure == PEER_ENDED_IN_ORDER) {
+                cause = CAUSE_NORMAL;
+                peerEnded = true;
+            } else if (failure != null && failure.startsWith("receiver not ready")) {
                 cause = CAUSE_RECEIVER_NOT_READY;
             }
         } finally {
             lock.unlock();
         }
         if (failure != null) {
-            fail(failure, cause, false);
+            fail(failure, cause, peerEnded);
         } else if (signaled) {
             sendCq.fire();
         }
@@ -391,8 +408,23 @@ final class ShmQueuePair implements QueuePair {
         long t = taken;
         long takenField = ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue);
         if ((takenField & ShmRingsDescriptor.CLOSED) != 0) {
-            completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
-            return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
+            return peerQueueClosed(wrId, seq, sendOp);
+        }
+        if (peerMap == null) {
+            String why;
+            try {
+                why = findPeerMap();
+            } catch (IOException e) {
+                completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+                return "the peer's completion queue cannot be mapped: " + e.getMessage();
+            }
+            if (why != null) {
+                if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
+                    // Closed meanwhile: its completion queue may be gone with it, which is no lie.
+                    return peerQueueClosed(wrId, seq, sendOp);
+                }
+                return ringBroken(wrId, seq, sendOp, why);
+            }
         }
         if (takenField != t) {
             return ringBroken(wrId, seq, sendOp, "field taken of the peer's receive queue is " + takenField
@@ -416,8 +448,8 @@ final class ShmQueuePair implements QueuePair {
                     + " only taker (to " + ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) + ", from " + t
                     + ")");
             }
-            completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
-            return "the peer's queue pair is not ready (it failed or disconnected): transport retries exhausted";
+            // Only the peer changes the counter besides this side: it closed the queue meanwhile.
+            return peerQueueClosed(wrId, seq, sendOp);
         }
         taken = t + 1;
         int e = ShmRingsDescriptor.recvEntry(peerRecvQueue, peerCapacity, t);
@@ -484,12 +516,52 @@ final class ShmQueuePair implements QueuePair {
             + " (" + owner.remoteAddress() + ") is corrupt: " + what;
     }
 
+    /**
+     * Maps the ready map the peer named in the ring file (under lock); null when found, else which field of the
+     * ring names no ready map, or an index outside it (the ring is then broken).
+     */
+    private String findPeerMap() throws IOException {
+        int rkey = ShmRingsDescriptor.readyMapRkey(rings, peerCompletions);
+        int index = ShmRingsDescriptor.readyMapIndex(rings, peerCompletions);
+        ByteBuffer b = peer.region(rkey, MemoryRegion.REMOTE_WRITE);
+        String bad = b == null ? "field ready map rkey of the peer's completion queue is 0x"
+            + Integer.toHexString(rkey) + ", not a live region of the peer" : ShmReadyMapDescriptor.check(b, index);
+        if (bad != null) {
+            return bad;
+        }
+        peerMapRkey = rkey;
+        peerMapCapacity = b.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET);
+        peerMapIndex = index;
+        peerMap = b;
+        return null;
+    }
+
+    /**
+     * The peer closed its receive queue before this request took a receive. After an orderly disconnect the request
+     * is flushed, as if the peer's DISCONNECT message (still on its way through the socket) had arrived first: the
+     * connection ends in order, and the payload is dropped, as TCP drops data that reaches a closed socket. A
+     * queue closed because the peer failed gives RETRY_EXC_ERR (on hardware, the retries a dead peer never
+     * acknowledges).
+     */
+    private String peerQueueClosed(long wrId, long seq, int sendOp) {
+        if (ShmRingsDescriptor.isClosedInOrder(rings, peerRecvQueue)) {
+            completeSend(wrId, seq, sendOp, WR_FLUSH_ERR, 0);
+            return PEER_ENDED_IN_ORDER;
+        }
+        completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+        return "the peer's queue pair is not ready (it failed): transport retries exhausted";
+    }
+
     private void releaseCompletion(long t, int status, int opcode, int byteLen, int imm, int flags) {
         ShmRingsDescriptor.writeAndReleaseCompletion(rings, peerCompletions, peerCapacity, t, status, opcode, byteLen,
             imm, flags);
-        if (ShmRingsDescriptor.fenceThenTryDisarm(rings, peerCompletions)) {
-            fabric.doorbellRung();
-            link.ringDoorbell();
+        // Marked once per drain of the peer: while the peer has not polled since, the mark still stands.
+        if (ShmRingsDescriptor.fenceThenTryHint(rings, peerCompletions)) {
+            ShmReadyMapDescriptor.markReady(peerMap, peerMapCapacity, peerMapIndex);
+            if (ShmReadyMapDescriptor.tryDisarm(peerMap)) {
+                fabric.doorbellRung();
+                link.ringDoorbell();
+            }
         }
     }
 
@@ -503,6 +575,7 @@ final class ShmQueuePair implements QueuePair {
         scOpcode[i] = opcode;
         scByteLen[i] = byteLen;
         scTail = t + 1;
+        sendCq.markReady(sendIndex);
     }
 
     private void ensureNotFailed() throws FabricException {
@@ -517,6 +590,20 @@ final class ShmQueuePair implements QueuePair {
 
     // ---------------------------------------------------------------------------------------------------------
     // Polling (the completion queue's single consumer).
+
+    /** Moves what {@code cq} holds of this queue pair's completions into {@code out} from {@code k} on. */
+    int drain(ShmCompletionQueue cq, Completions out, int k) {
+        if (cq == sendCq) {
+            k = drainSends(out, k);
+        }
+        if (cq == recvCq && k < out.capacity()) {
+            if (attached && !ringBroken) {
+                ShmRingsDescriptor.clearHintedThenFence(rings, myCompletions);
+            }
+            k = drainReceives(out, k);
+        }
+        return k;
+    }
 
     int drainSends(Completions out, int k) {
         long h = scHead;
@@ -623,21 +710,7 @@ final class ShmQueuePair implements QueuePair {
         return k;
     }
 
-    /** Asks the peer's sender for a doorbell on the next receive completion. */
-    void armReceives() {
-        if (attached) {
-            ShmRingsDescriptor.setArmedThenFence(rings, myCompletions);
-        }
-    }
-
-    /** Withdraws a request for a doorbell (a notifier that already fired needs none). */
-    void disarmReceives() {
-        if (attached) {
-            ShmRingsDescriptor.setDisarmed(rings, myCompletions);
-        }
-    }
-
-    /** Whether a poll of {@code cq} would return something from this queue pair now. */
+    /** Whether a poll of {@code cq} would return something from this queue pair now (the poller only). */
     boolean hasPending(ShmCompletionQueue cq) {
         if (cq == sendCq && scHead != scTail) {
             return true;
@@ -673,10 +746,12 @@ final class ShmQueuePair implements QueuePair {
     }
 
     /**
-     * Watcher, periodically: checks the ring fields no one reads while both sides are parked (the header, the armed
-     * flags, both receive queues' taken counters and next entries, this side's next completion), so that a ring
-     * overwritten while nobody produces fails within a period instead of leaving both ends waiting forever. Also
-     * runs the notifier if a completion waits behind an armed flag (a doorbell that never came).
+     * Watcher, periodically: checks the ring fields no one reads while both sides are parked (the header, the hinted
+     * flags and ready-map names of both completion queues, the peer's ready map, both receive queues' taken counters,
+     * closed-in-order marks and next entries, this side's next completion), so that a ring overwritten while nobody
+     * produces fails within a period instead of leaving both ends waiting forever. Also marks this queue pair ready
+     * and runs the notifier if a completion waits (a hint or a doorbell that never came: the peer may have set
+     * {@code hinted} without marking the map, or cleared the map's armed flag without ringing).
      */
     void check() {
         if (!attached || ringBroken || state >= STATE_ERROR) {
@@ -694,8 +769,8 @@ final class ShmQueuePair implements QueuePair {
                 ringBroken = true;
             } else {
                 long polled = recvPolled;
-                // Whatever the armed flag says (the peer may have cleared it without ringing): a completion that
-                // waits is worth a signal, which is nothing when no one waits.
+                // Whatever the flags say: a completion that waits is worth a mark and a signal, which cost a
+                // poll a look and are nothing when no one waits.
                 lostDoorbell = polled < recvPosted
                     && ShmRingsDescriptor.tryAcquireCompletion(rings, myCompletions, recvCapacity, polled);
             }
@@ -705,6 +780,7 @@ final class ShmQueuePair implements QueuePair {
         if (bad != null) {
             fail(brokenCause(bad), CAUSE_FAILURE, false);
         } else if (lostDoorbell) {
+            recvCq.markReady(recvIndex);
             recvCq.fire();
         }
     }
@@ -715,13 +791,25 @@ final class ShmQueuePair implements QueuePair {
         if (header != null) {
             return header;
         }
-        int armed = ShmRingsDescriptor.getArmed(rings, myCompletions);
-        if (armed != 0 && armed != 1) {
-            return "field armed of this side's completion queue is " + armed;
+        int hinted = ShmRingsDescriptor.getHinted(rings, myCompletions);
+        if (hinted != 0 && hinted != 1) {
+            return "field hinted of this side's completion queue is " + hinted;
         }
-        armed = ShmRingsDescriptor.getArmed(rings, peerCompletions);
-        if (armed != 0 && armed != 1) {
-            return "field armed of the peer's completion queue is " + armed;
+        hinted = ShmRingsDescriptor.getHinted(rings, peerCompletions);
+        if (hinted != 0 && hinted != 1) {
+            return "field hinted of the peer's completion queue is " + hinted;
+        }
+        // This side named its ready map before the peer could send: the peer reads the names once, but a name
+        // changed since is a ring overwritten.
+        int rkey = ShmRingsDescriptor.readyMapRkey(rings, myCompletions);
+        int index = ShmRingsDescriptor.readyMapIndex(rings, myCompletions);
+        if (rkey != recvCq.mapRkey() || index != recvIndex) {
+            return "fields ready map rkey and index of this side's completion queue are 0x" + Integer.toHexString(rkey)
+                + " and " + index + ", written as 0x" + Integer.toHexString(recvCq.mapRkey()) + " and " + recvIndex;
+        }
+        String map = checkPeerMap();
+        if (map != null) {
+            return map;
         }
         // This side's next completion first, then the counter: a completion released (an acquire load) was counted
         // taken before, so the counter read after it must show it.
@@ -737,6 +825,17 @@ final class ShmQueuePair implements QueuePair {
                 + " and " + recvPublished + " (the receives published)";
         }
         checkedTaken = field;
+        // This side writes its closed-in-order mark only when it closes its queue (under lock, entering the error
+        // state); the peer's may be set an instant before its CLOSED bit, so only its value is checked.
+        int inOrder = ShmRingsDescriptor.getClosedInOrder(rings, myRecvQueue);
+        if (inOrder != 0) {
+            return "field closed in order of this side's receive queue is " + inOrder + ", but this side has not"
+                + " closed the queue";
+        }
+        inOrder = ShmRingsDescriptor.getClosedInOrder(rings, peerRecvQueue);
+        if (inOrder != 0 && inOrder != 1) {
+            return "field closed in order of the peer's receive queue is " + inOrder;
+        }
         field = ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue);
         if ((field & ~ShmRingsDescriptor.CLOSED) != taken) {
             return "field taken of the peer's receive queue is " + field + ", expected " + taken
@@ -757,6 +856,36 @@ final class ShmQueuePair implements QueuePair {
                 + ShmRingsDescriptor.earlierLap(polled, recvCapacity);
         }
         return null;
+    }
+
+    /**
+     * The peer's ready map (under lock): its names in the ring unchanged since the first send mapped it, and the map
+     * still one with room for this queue pair's bit; once established, a map not yet mapped is looked up here, so a
+     * bad name fails the connection before any send. Null when sound.
+     */
+    private String checkPeerMap() {
+        if (peerMap == null) {
+            if (state != STATE_RTS) {
+                return null; // the peer names its map before it says ready
+            }
+            try {
+                return findPeerMap();
+            } catch (IOException e) {
+                return null; // the peer is gone, or its region is: its socket or the first send reports that
+            }
+        }
+        int rkey = ShmRingsDescriptor.readyMapRkey(rings, peerCompletions);
+        int index = ShmRingsDescriptor.readyMapIndex(rings, peerCompletions);
+        if (rkey != peerMapRkey || index != peerMapIndex) {
+            return "fields ready map rkey and index of the peer's completion queue are 0x" + Integer.toHexString(rkey)
+                + " and " + index + ", were 0x" + Integer.toHexString(peerMapRkey) + " and " + peerMapIndex;
+        }
+        String bad = ShmReadyMapDescriptor.check(peerMap, peerMapIndex);
+        if (bad == null && peerMap.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET) != peerMapCapacity) {
+            bad = "the peer's ready map changed its capacity from " + peerMapCapacity + " to "
+                + peerMap.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET);
+        }
+        return bad;
     }
 
     /** Fails the connection because the peer broke the fabric's protocol outside the ring ({@code what}). */
@@ -783,7 +912,7 @@ final class ShmQueuePair implements QueuePair {
         boolean first;
         lock.lock();
         try {
-            first = enterErrorLocked();
+            first = enterErrorLocked(code == CAUSE_NORMAL);
             if (fromPeer || ringBroken) {
                 peerQuiescent = true;
             }
@@ -794,16 +923,27 @@ final class ShmQueuePair implements QueuePair {
             fabric.receiverNotReady();
         }
         owner.connectionFailed(cause, code, fromPeer);
+        // Flushes are local completions: mark them, as a peer marks what it releases.
+        sendCq.markReady(sendIndex);
+        recvCq.markReady(recvIndex);
         sendCq.fire();
         recvCq.fire();
     }
 
-    private boolean enterErrorLocked() {
+    /** @param inOrder an orderly disconnect: the peer's sender flushes what it still posts, without an error */
+    private boolean enterErrorLocked(boolean inOrder) {
         if (state >= STATE_ERROR) {
             return false;
         }
         state = STATE_ERROR;
-        long closed = attached ? ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue) : 0;
+        long closed;
+        if (!attached) {
+            closed = 0;
+        } else if (inOrder) {
+            closed = ShmRingsDescriptor.markInOrderThenCloseTaken(rings, myRecvQueue);
+        } else {
+            closed = ShmRingsDescriptor.getAndCloseTaken(rings, myRecvQueue);
+        }
         if (closed < recvPolled || closed > recvPublished) {
             // Not a count the peer can have reached: nothing it says about this queue is trusted any more.
             ringBroken = true;
@@ -818,7 +958,7 @@ final class ShmQueuePair implements QueuePair {
         ShmPeer p;
         lock.lock();
         try {
-            enterErrorLocked();
+            enterErrorLocked(true);
             state = STATE_DESTROYED;
             for (int k = 0; k < rRegion.length; k++) {
                 rRegion[k] = null;
@@ -828,9 +968,9 @@ final class ShmQueuePair implements QueuePair {
         } finally {
             lock.unlock();
         }
-        sendCq.detach(this);
+        sendCq.detach(this, sendIndex);
         if (recvCq != sendCq) {
-            recvCq.detach(this);
+            recvCq.detach(this, recvIndex);
         }
         fabric.detached(this);
         if (p != null) {

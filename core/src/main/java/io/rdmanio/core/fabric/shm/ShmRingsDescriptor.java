@@ -20,13 +20,17 @@ import java.nio.ByteOrder;
  *
  *   receive queue of side s (producer: side s posting receives; consumer: the peer's sender)
  *   +0    taken (long): receives the peer has taken; bit 63 (CLOSED) set by side s when its queue pair fails
+ *   +8    closed in order (int): 1 when side s closed the queue by an orderly disconnect, written before CLOSED
  *   +64   (unused: keeps the producer's entries off the consumer's line)
  *   +128  entry[capacity], 32 bytes each:
  *         +0 sequence + 1 (long, released last)  +8 wrId (long)
  *         +16 region rkey (int)  +20 offset (int)  +24 length (int)  +28 (pad)
  *
  *   completion queue of side s (producer: the peer's sender; consumer: side s polling)
- *   +0    armed (int): 1 while side s waits for a doorbell; cleared by the producer that rings it
+ *   +0    hinted (int): 1 once the producer marked this queue pair in side s's ready map; side s clears it
+ *         before it drains the ring, so a producer marks again only after a drain
+ *   +8    ready map rkey (int), +12 ready map index (int): side s's completion queue, written by side s before
+ *         it tells the peer the ring file is ready (ACCEPT, READY); see ShmReadyMapDescriptor
  *   +64   entry[capacity], 32 bytes each:
  *         +0 sequence + 1 (long; with bit 62 IN_PROGRESS while the body is written, released last)
  *         +8 status (int)  +12 opcode (int)  +16 byteLen (int)  +20 imm (int)  +24 flags (int)  +28 (pad)
@@ -38,13 +42,14 @@ import java.nio.ByteOrder;
  *
  * <p>Ordering: a record is published by {@code begin*} (marking it in progress), writing the body, then
  * {@code release*} (a release store of its sequence); a reader {@code tryAcquire*}s it (an acquire load) before
- * reading the body. Arming and ringing use full fences on both sides (a Dekker pair: the consumer stores
- * {@code armed} then re-reads the queue; the producer stores the record then reads {@code armed}).
+ * reading the body. Hinting uses full fences on both sides (a Dekker pair: the consumer clears {@code hinted}
+ * then re-reads the queue; the producer releases the record then reads {@code hinted}), so a completion is either
+ * seen by the drain or marked in the ready map again.
  */
 final class ShmRingsDescriptor {
 
     static final int MAGIC = 0x53484d52; // "SHMR"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     static final int MAGIC_OFFSET = 0;
     static final int VERSION_OFFSET = 4;
@@ -53,8 +58,11 @@ final class ShmRingsDescriptor {
     static final int HEADER_LENGTH = 64;
 
     static final int RECV_TAKEN_OFFSET = 0;
+    static final int RECV_CLOSED_IN_ORDER_OFFSET = 8;
     static final int RECV_ENTRIES_OFFSET = 128;
-    static final int CQ_ARMED_OFFSET = 0;
+    static final int CQ_HINTED_OFFSET = 0;
+    static final int CQ_READY_RKEY_OFFSET = 8;
+    static final int CQ_READY_INDEX_OFFSET = 12;
     static final int CQ_ENTRIES_OFFSET = 64;
     static final int ENTRY_LENGTH = 32;
 
@@ -248,6 +256,26 @@ final class ShmRingsDescriptor {
         return ((long) LONG.getAndBitwiseOr(b, queue + RECV_TAKEN_OFFSET, CLOSED)) & ~CLOSED;
     }
 
+    /**
+     * Owner: marks the queue as closed by an orderly disconnect, then closes it; returns how many receives the peer
+     * had taken. The mark is written before {@link #CLOSED} (the closing read-modify-write is a full fence), so a
+     * sender that sees {@code CLOSED} also sees the mark.
+     */
+    static long markInOrderThenCloseTaken(ByteBuffer b, int queue) {
+        INT.setRelease(b, queue + RECV_CLOSED_IN_ORDER_OFFSET, 1);
+        return getAndCloseTaken(b, queue);
+    }
+
+    /** Sender, after it saw {@link #CLOSED}: whether the owner closed the queue by an orderly disconnect. */
+    static boolean isClosedInOrder(ByteBuffer b, int queue) {
+        return (int) INT.getAcquire(b, queue + RECV_CLOSED_IN_ORDER_OFFSET) == 1;
+    }
+
+    /** The raw closed-in-order field of a receive queue (0 or 1 in a sound ring), for the periodic check. */
+    static int getClosedInOrder(ByteBuffer b, int queue) {
+        return (int) INT.getAcquire(b, queue + RECV_CLOSED_IN_ORDER_OFFSET);
+    }
+
     // ---- completion queue: the peer's sender publishes, the owner polls
 
     static int completionEntry(int queue, int capacity, long seq) {
@@ -281,26 +309,43 @@ final class ShmRingsDescriptor {
         return (long) LONG.getAcquire(b, completionEntry(queue, capacity, seq) + CQE_SEQ);
     }
 
-    /** The armed flag of a completion queue: 0 or 1 in a ring that makes sense. */
-    static int getArmed(ByteBuffer b, int queue) {
-        return (int) INT.getVolatile(b, queue + CQ_ARMED_OFFSET);
+    /** The hinted flag of a completion queue: 0 or 1 in a ring that makes sense. */
+    static int getHinted(ByteBuffer b, int queue) {
+        return (int) INT.getVolatile(b, queue + CQ_HINTED_OFFSET);
     }
 
-    /** Owner: asks for a doorbell on the next completion; the caller re-checks the queue afterwards. */
-    static void setArmedThenFence(ByteBuffer b, int queue) {
-        INT.setVolatile(b, queue + CQ_ARMED_OFFSET, 1);
+    /** Owner: names its completion queue's ready map and its index there, before the peer may send. */
+    static void writeReadyMap(ByteBuffer b, int queue, int rkey, int index) {
+        b.putInt(queue + CQ_READY_RKEY_OFFSET, rkey);
+        b.putInt(queue + CQ_READY_INDEX_OFFSET, index);
+    }
+
+    static int readyMapRkey(ByteBuffer b, int queue) {
+        return b.getInt(queue + CQ_READY_RKEY_OFFSET);
+    }
+
+    static int readyMapIndex(ByteBuffer b, int queue) {
+        return b.getInt(queue + CQ_READY_INDEX_OFFSET);
+    }
+
+    /**
+     * Owner, before draining: a completion released from now on marks the ready map again. (Already clear: no
+     * fence needed, a producer that releases now reads it clear.)
+     */
+    static void clearHintedThenFence(ByteBuffer b, int queue) {
+        if ((int) INT.getVolatile(b, queue + CQ_HINTED_OFFSET) != 0) {
+            INT.setVolatile(b, queue + CQ_HINTED_OFFSET, 0);
+            VarHandle.fullFence();
+        }
+    }
+
+    /**
+     * Producer, after releasing a completion: whether the owner must be told through its ready map (it has
+     * drained since the last hint), setting the flag if so.
+     */
+    static boolean fenceThenTryHint(ByteBuffer b, int queue) {
         VarHandle.fullFence();
-    }
-
-    /** Owner: withdraws its request for a doorbell (a race with a producer costs at most one doorbell). */
-    static void setDisarmed(ByteBuffer b, int queue) {
-        INT.setRelease(b, queue + CQ_ARMED_OFFSET, 0);
-    }
-
-    /** Producer, after releasing a completion: whether the owner is armed, clearing the flag if so (ring then). */
-    static boolean fenceThenTryDisarm(ByteBuffer b, int queue) {
-        VarHandle.fullFence();
-        return (int) INT.getVolatile(b, queue + CQ_ARMED_OFFSET) == 1
-            && INT.compareAndSet(b, queue + CQ_ARMED_OFFSET, 1, 0);
+        return (int) INT.getVolatile(b, queue + CQ_HINTED_OFFSET) == 0
+            && INT.compareAndSet(b, queue + CQ_HINTED_OFFSET, 0, 1);
     }
 }

@@ -77,6 +77,15 @@ final class ShmWatcher implements Runnable {
         });
     }
 
+    /**
+     * Makes the watcher's select return and start over. A channel registered with a JDK selector and closed by
+     * another thread keeps its descriptor until that selector deregisters its key on its next select; a watcher
+     * blocked on an idle fabric would keep it for good, so whoever closes a watched channel calls this.
+     */
+    void wakeup() {
+        selector.wakeup();
+    }
+
     boolean inWatcher() {
         return Thread.currentThread() == thread;
     }

@@ -140,6 +140,13 @@ public final class ShmPeerMain {
                 if (pending != null && echoed > 0 && buf[0].position() == 0 && goAhead) {
                     commit((ShmFabric) fabric, pending, seed);
                     say("DID " + pending);
+                    if (pending.equals("region") || pending.equals("directory")) {
+                        // Its own memory now faults wherever it is touched: a hostile peer leaves it alone, so
+                        // that the other end's check, not this process's death, is what ends the connection.
+                        while (true) {
+                            LockSupport.park();
+                        }
+                    }
                     pending = null;
                 }
                 if (buf[0].position() > 0 || !eof) {

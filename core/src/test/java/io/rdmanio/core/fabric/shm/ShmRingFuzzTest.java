@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Ring fields fuzzed under live connections: the connection engine on two shm fabrics of this JVM, an echo server on
  * one, and on the other a healthy connection and, round after round, a victim connection one of whose ring fields
- * (header, counters, flags, receive and completion entries of either direction) is overwritten with a chosen value
- * while it echoes. The victim then echoes byte-exact or fails with an IOException, each exchange within a bound;
+ * (header, counters, hinted flags, ready-map names, receive and completion entries of either direction) is
+ * overwritten with a chosen value while it echoes. The victim then echoes byte-exact or fails with an IOException, each exchange within a bound;
  * nothing hangs, nothing else fails, and the healthy connection echoes byte-exact throughout.
  *
  * <p>Seeded and reproducible: the seed is printed and named in every failure; {@code -Drdmanio.fuzz.seed=N}
@@ -167,18 +167,20 @@ class ShmRingFuzzTest {
         long seq = random.nextInt(3) > 0 ? taken - 1 + random.nextInt(3) : random.nextInt(cap);
         int re = ShmRingsDescriptor.recvEntry(rq, cap, Math.max(0, seq));
         int ce = ShmRingsDescriptor.completionEntry(cq, cap, Math.max(0, seq));
-        String[] names = {"magic", "version", "nonce", "capacity0", "capacity1", "taken", "armed", "recv.seq",
-            "recv.wrId", "recv.rkey", "recv.offset", "recv.length", "cqe.seq", "cqe.status", "cqe.opcode",
-            "cqe.byteLen", "cqe.imm", "cqe.flags"};
+        String[] names = {"magic", "version", "nonce", "capacity0", "capacity1", "taken", "hinted", "readyRkey",
+            "readyIndex", "closedInOrder", "recv.seq", "recv.wrId", "recv.rkey", "recv.offset", "recv.length",
+            "cqe.seq", "cqe.status", "cqe.opcode", "cqe.byteLen", "cqe.imm", "cqe.flags"};
         int[] offsets = {ShmRingsDescriptor.MAGIC_OFFSET, ShmRingsDescriptor.VERSION_OFFSET,
             ShmRingsDescriptor.NONCE_OFFSET, ShmRingsDescriptor.CAPACITY_OFFSET, ShmRingsDescriptor.CAPACITY_OFFSET + 4,
-            rq + ShmRingsDescriptor.RECV_TAKEN_OFFSET, cq + ShmRingsDescriptor.CQ_ARMED_OFFSET,
-            re + ShmRingsDescriptor.RECV_SEQ, re + ShmRingsDescriptor.RECV_WR_ID, re + ShmRingsDescriptor.RECV_RKEY,
+            rq + ShmRingsDescriptor.RECV_TAKEN_OFFSET, cq + ShmRingsDescriptor.CQ_HINTED_OFFSET,
+            cq + ShmRingsDescriptor.CQ_READY_RKEY_OFFSET, cq + ShmRingsDescriptor.CQ_READY_INDEX_OFFSET,
+            rq + ShmRingsDescriptor.RECV_CLOSED_IN_ORDER_OFFSET, re + ShmRingsDescriptor.RECV_SEQ,
+            re + ShmRingsDescriptor.RECV_WR_ID, re + ShmRingsDescriptor.RECV_RKEY,
             re + ShmRingsDescriptor.RECV_OFFSET, re + ShmRingsDescriptor.RECV_LENGTH, ce + ShmRingsDescriptor.CQE_SEQ,
             ce + ShmRingsDescriptor.CQE_STATUS, ce + ShmRingsDescriptor.CQE_OPCODE,
             ce + ShmRingsDescriptor.CQE_BYTE_LEN, ce + ShmRingsDescriptor.CQE_IMM, ce + ShmRingsDescriptor.CQE_FLAGS};
-        boolean[] wide = {false, false, true, false, false, true, false, true, true, false, false, false, true, false,
-            false, false, false, false};
+        boolean[] wide = {false, false, true, false, false, true, false, false, false, false, true, true, false, false,
+            false, true, false, false, false, false, false};
         int f = random.nextInt(names.length);
         long old = wide[f] ? ring.getLong(offsets[f]) : ring.getInt(offsets[f]);
         long value;
@@ -196,7 +198,7 @@ class ShmRingFuzzTest {
         } else {
             ShmRingsDescriptor.INT.setVolatile(ring, offsets[f], (int) value);
         }
-        return "side " + side + " " + names[f] + (f >= 7 ? "[" + (Math.max(0, seq) & (cap - 1)) + "]" : "") + " "
+        return "side " + side + " " + names[f] + (f >= 10 ? "[" + (Math.max(0, seq) & (cap - 1)) + "]" : "") + " "
             + old + " -> " + (wide[f] ? value : (int) value);
     }
 
