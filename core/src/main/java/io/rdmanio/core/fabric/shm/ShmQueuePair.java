@@ -524,7 +524,8 @@ final class ShmQueuePair implements QueuePair {
         String bad = b == null ? "field ready map rkey of the peer's completion queue is 0x"
             + Integer.toHexString(rkey) + ", not a live region of the peer" : ShmReadyMapDescriptor.check(b, index);
         if (bad != null) {
-            return bad;
+            return b == null ? bad : "the ready map named by the peer's completion queue (rkey 0x"
+                + Integer.toHexString(rkey) + ", index " + index + ") is unusable: " + bad;
         }
         peerMapRkey = rkey;
         peerMapCapacity = b.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET);

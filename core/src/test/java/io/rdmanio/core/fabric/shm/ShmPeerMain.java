@@ -116,6 +116,21 @@ public final class ShmPeerMain {
             ConnectionOptions.DEFAULT);
         say("LISTENING " + listener.localAddress().getPort());
         ByteBuffer[] buf = {ByteBuffer.allocateDirect(1 << 16)};
+        try {
+            echoLoop(fabric, listener, buf, misdeed, seed);
+        } catch (InternalError e) {
+            // A peer that shrank its own files (its ready maps among them, which it reads whenever it waits)
+            // faults on them itself; a hostile process would not crash over it, so this one stays alive (its
+            // watcher still answers on the sockets) and lets the other end find what it did.
+            say("FAULT " + e.getMessage());
+            while (true) {
+                LockSupport.parkNanos(Long.MAX_VALUE);
+            }
+        }
+    }
+
+    private static void echoLoop(Fabric fabric, Listener listener, ByteBuffer[] buf, String misdeed,
+                                 long seed) throws IOException {
         while (true) {
             listener.await(Readiness.ACCEPT, Long.MAX_VALUE);
             Connection c = listener.accept();
