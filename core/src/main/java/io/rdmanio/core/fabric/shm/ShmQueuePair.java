@@ -839,11 +839,17 @@ final class ShmQueuePair implements QueuePair {
             if (state != STATE_RTS) {
                 return null; // the peer names its map before it says ready
             }
+            String bad;
             try {
-                return findPeerMap();
+                bad = findPeerMap();
             } catch (IOException e) {
                 return null; // the peer is gone, or its region is: its socket or the first send reports that
             }
+            if (bad != null
+                && (ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
+                return null; // the peer closed its queue pair, and may have closed its completion queue since
+            }
+            return bad;
         }
         int rkey = ShmRingsDescriptor.readyMapRkey(rings, peerCompletions);
         int index = ShmRingsDescriptor.readyMapIndex(rings, peerCompletions);
