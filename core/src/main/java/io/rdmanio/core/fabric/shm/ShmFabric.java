@@ -499,6 +499,11 @@ public final class ShmFabric implements Fabric {
             .toArray(ShmMemoryRegion[]::new);
     }
 
+    /** The completion queues of this fabric not yet closed (their ready maps are shared regions). */
+    synchronized ShmCompletionQueue[] completionQueues() {
+        return open.stream().filter(o -> o instanceof ShmCompletionQueue).toArray(ShmCompletionQueue[]::new);
+    }
+
     synchronized void detached(ShmQueuePair qp) {
         live.remove(qp);
     }
@@ -522,7 +527,7 @@ public final class ShmFabric implements Fabric {
             qps = live.toArray(new ShmQueuePair[0]);
             ps = peers.values().toArray(new ShmPeer[0]);
             own = sharedRegions();
-            cqs = open.stream().filter(o -> o instanceof ShmCompletionQueue).toArray(ShmCompletionQueue[]::new);
+            cqs = completionQueues();
         }
         directory.ensureNotShrunk();
         for (ShmMemoryRegion r : own) {

@@ -527,7 +527,8 @@ final class ShmQueuePair implements QueuePair {
         String bad = b == null ? "field ready map rkey of the peer's completion queue is 0x"
             + Integer.toHexString(rkey) + ", not a live region of the peer" : ShmReadyMapDescriptor.check(b, index);
         if (bad != null) {
-            return bad;
+            return b == null ? bad : "the ready map named by the peer's completion queue (rkey 0x"
+                + Integer.toHexString(rkey) + ", index " + index + ") is unusable: " + bad;
         }
         peerMapRkey = rkey;
         peerMapCapacity = b.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET);
@@ -868,11 +869,17 @@ final class ShmQueuePair implements QueuePair {
             if (state != STATE_RTS) {
                 return null; // the peer names its map before it says ready
             }
+            String bad;
             try {
-                return findPeerMap();
+                bad = findPeerMap();
             } catch (IOException e) {
                 return null; // the peer is gone, or its region is: its socket or the first send reports that
             }
+            if (bad != null
+                && (ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
+                return null; // the peer closed its queue pair, and may have closed its completion queue since
+            }
+            return bad;
         }
         int rkey = ShmRingsDescriptor.readyMapRkey(rings, peerCompletions);
         int index = ShmRingsDescriptor.readyMapIndex(rings, peerCompletions);

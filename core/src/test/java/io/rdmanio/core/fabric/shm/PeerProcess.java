@@ -76,6 +76,11 @@ final class PeerProcess implements AutoCloseable {
         }
     }
 
+    /** Everything the peer printed so far, and how it exited if it did (for failure messages). */
+    String output() {
+        return seen + (process.isAlive() ? "" : " (exited with " + process.exitValue() + ")");
+    }
+
     /** Writes {@code line} to the peer's standard input. */
     void send(String line) throws IOException {
         process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));

@@ -86,8 +86,9 @@ class ShmHostilePeerTest {
             }
             System.out.println(misdeed + ": failed after " + (System.nanoTime() - start) / 1_000_000 + " ms: "
                 + failure);
+            IOException f = failure;
             assertTrue(failure instanceof ProtocolException && failure.getMessage().contains(named),
-                "seed " + seed + ": " + failure);
+                () -> "seed " + seed + ": " + f + "; the hostile peer printed " + hostile.output());
             for (int i = 0; i < 50; i++) {
                 echo(other, random, seed);
             }

@@ -42,7 +42,8 @@ import java.util.concurrent.locks.LockSupport;
  *                         as engine-echo, but once its first connection has echoed a first message and a line
  *                         came on stdin, it breaks what it shares with the other end and prints "DID ACTION":
  *                         "zero" or "garbage" (seeded)
- *                         over the connection's ring file, "region" truncates its own region files, "directory"
+ *                         over the connection's ring file, "region" truncates its own region files (not its
+ *                         ready maps), "directory"
  *                         its region directory, "ring" the ring file (through /proc/self/map_files: root only)
  * </pre>
  */
@@ -116,6 +117,21 @@ public final class ShmPeerMain {
             ConnectionOptions.DEFAULT);
         say("LISTENING " + listener.localAddress().getPort());
         ByteBuffer[] buf = {ByteBuffer.allocateDirect(1 << 16)};
+        try {
+            echoLoop(fabric, listener, buf, misdeed, seed);
+        } catch (InternalError e) {
+            // A peer that shrank its own files may fault on them itself; a hostile process would not crash over
+            // it, so this one stays alive (its watcher still answers on the sockets) and lets the other end find
+            // what it did.
+            say("FAULT " + e.getMessage());
+            while (true) {
+                LockSupport.parkNanos(Long.MAX_VALUE);
+            }
+        }
+    }
+
+    private static void echoLoop(Fabric fabric, Listener listener, ByteBuffer[] buf, String misdeed,
+                                 long seed) throws IOException {
         while (true) {
             listener.await(Readiness.ACCEPT, Long.MAX_VALUE);
             Connection c = listener.accept();
@@ -185,8 +201,17 @@ public final class ShmPeerMain {
                 // hostile peer would not.
                 java.util.List<java.nio.file.Path> files = new java.util.ArrayList<>();
                 if (misdeed.equals("region")) {
+                    // Not its ready maps: this process updates them with atomic instructions whenever it polls or
+                    // waits, and a fault there kills a JVM outright (SIGBUS in Unsafe compare-and-set, no
+                    // InternalError), which would end the test before the other end could find anything.
+                    java.util.Set<Integer> maps = new java.util.HashSet<>();
+                    for (ShmCompletionQueue cq : fabric.completionQueues()) {
+                        maps.add(cq.mapRkey());
+                    }
                     for (ShmMemoryRegion r : fabric.sharedRegions()) {
-                        files.add(ShmHost.descriptorPath(ShmHost.pid(), r.file.fd));
+                        if (!maps.contains(r.rkey())) {
+                            files.add(ShmHost.descriptorPath(ShmHost.pid(), r.file.fd));
+                        }
                     }
                 } else {
                     files.add(ShmHost.descriptorPath(ShmHost.pid(), fabric.directoryFd()));
