@@ -1,5 +1,6 @@
 package io.rdmanio.selector;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.SpinWait;
 import io.rdmanio.core.fabric.Notifier;
@@ -28,7 +29,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One selector for fabric channels, channels routed to the JDK's TCP and every channel of the JDK's own
@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  */
 final class RdmaSelector extends AbstractSelector {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RdmaSelector.class);
+    private static final Logger LOG = Logs.get(RdmaSelector.class);
     private static final Method KILL = killMethod();
     /** The attachment of an engine's wakeup channel in the inner selector. */
     private static final Object WAKEUP = new Object();

@@ -1,5 +1,6 @@
 package io.rdmanio.selector;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
 import io.rdmanio.core.engine.Engine;
@@ -39,7 +40,6 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A server socket channel routed at bind by the router's bind rules: to a JDK {@link ServerSocketChannel}, to
@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  */
 final class RdmaServerSocketChannel extends ServerSocketChannel implements RoutedChannel {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RdmaServerSocketChannel.class);
+    private static final Logger LOG = Logs.get(RdmaServerSocketChannel.class);
 
     private final RdmaSelectorProvider rdma;
     private final ReentrantLock acceptLock = new ReentrantLock();

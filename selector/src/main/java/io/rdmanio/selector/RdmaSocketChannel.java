@@ -1,5 +1,6 @@
 package io.rdmanio.selector;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
 import io.rdmanio.core.engine.Engine;
@@ -42,7 +43,6 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A socket channel routed once: at connect when unbound (by the router's connect rules), or to the JDK's TCP
@@ -61,7 +61,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private static final int ST_CONNECTED = 2;
     private static final int ST_CLOSED = 3;
 
-    private static final Logger LOG = LoggerFactory.getLogger(RdmaSocketChannel.class);
+    private static final Logger LOG = Logs.get(RdmaSocketChannel.class);
 
     private final RdmaSelectorProvider rdma;
     private final ReentrantLock readLock = new ReentrantLock();

@@ -1,13 +1,13 @@
 package io.rdmanio.core.engine;
 
 import io.rdmanio.core.JdkAccess;
+import io.rdmanio.core.Logs;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Keeps TCP's promise at a normal JVM exit (return from main, {@code System.exit}, a signal that runs shutdown
@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  */
 final class ExitLinger {
 
-    private static final Logger LOG = LoggerFactory.getLogger(ExitLinger.class);
+    private static final Logger LOG = Logs.get(ExitLinger.class);
 
     // ---- guarded by ENGINES
     private static final Set<FabricEngine> ENGINES = Collections.newSetFromMap(new IdentityHashMap<>());

@@ -7,6 +7,7 @@ import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_FIN;
 import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_HELLO;
 
 import io.netty.buffer.ByteBuf;
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.buffer.LentByteBuf;
 import io.rdmanio.core.buffer.SlotPool;
 import io.rdmanio.core.fabric.CmEvent;
@@ -24,7 +25,6 @@ import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One connection of a {@link FabricEngine}: a receive ring of {@code D + C + 1} slots, send staging of {@code S}
@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  */
 final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(FabricConnection.class);
+    private static final Logger LOG = Logs.get(FabricConnection.class);
 
     /** Work-request ids: a tag in bits 40..47, a receive slot index or a send sequence number below. */
     private static final long RECV_TAG = 1L << 40;

@@ -1,6 +1,7 @@
 package io.rdmanio.core.engine;
 
 import io.netty.util.collection.IntObjectHashMap;
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.buffer.SlotPool;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
@@ -25,7 +26,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@link Engine} over one {@link Fabric}: one event channel, completion queues sized so that they never
@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  */
 final class FabricEngine implements Engine {
 
-    private static final Logger LOG = LoggerFactory.getLogger(FabricEngine.class);
+    private static final Logger LOG = Logs.get(FabricEngine.class);
 
     /** Completion queues are created with at least this many entries; a connection never spans two. */
     private static final int CQ_ENTRIES = 16384;

@@ -1,5 +1,6 @@
 package io.rdmanio.core.engine;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.protocol.FrameDescriptor;
@@ -11,7 +12,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A listening id of a {@link FabricEngine}. Connect requests are checked and accepted on the progress thread;
@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  */
 final class FabricListener implements Listener, FabricEngine.Waitable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(FabricListener.class);
+    private static final Logger LOG = Logs.get(FabricListener.class);
 
     /**
      * Established connections waiting to be accepted, at least. Linux's TCP never refuses a connect for a full

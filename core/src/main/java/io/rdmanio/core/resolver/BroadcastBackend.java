@@ -8,6 +8,7 @@ import static io.rdmanio.core.resolver.ResolverPacketDescriptor.TYPE_ANSWER;
 import static io.rdmanio.core.resolver.ResolverPacketDescriptor.TYPE_QUERY;
 import static io.rdmanio.core.resolver.ResolverPacketDescriptor.TYPE_WITHDRAW;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.resolver.ResolverCodec.BadPacketException;
 import io.rdmanio.core.resolver.ResolverCodec.Entry;
 import io.rdmanio.core.resolver.ResolverCodec.Packet;
@@ -34,7 +35,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The broadcast resolver on UDP: queries are broadcast on the subnet of the route to the queried address (or on the
@@ -59,7 +59,7 @@ import org.slf4j.LoggerFactory;
  */
 final class BroadcastBackend implements ResolverBackend {
 
-    private static final Logger LOG = LoggerFactory.getLogger(BroadcastBackend.class);
+    private static final Logger LOG = Logs.get(BroadcastBackend.class);
 
     /** Announcements and withdrawals remembered to drop replays (by nonce). */
     private static final int RECENT_NONCES = 4096;

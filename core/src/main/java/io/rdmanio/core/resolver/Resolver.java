@@ -1,5 +1,6 @@
 package io.rdmanio.core.resolver;
 
+import io.rdmanio.core.Logs;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -13,7 +14,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Finds out whether a fabric listener serves an address, and where: the question a connect under an {@code auto}
@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Resolver implements AutoCloseable {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Resolver.class);
+    private static final Logger LOG = Logs.get(Resolver.class);
 
     private static final Object GLOBAL_LOCK = new Object();
     private static Resolver global;

@@ -117,6 +117,20 @@ public final class AgentJvm {
      */
     public static Child start(Path workDir, String name, String agentOptions, Class<?> mainClass, String... args)
             throws IOException {
+        return start(workDir, name, agentOptions, appClassPath(mainClass), mainClass, args);
+    }
+
+    /**
+     * As {@link #run}, with nothing on the class path but {@code mainClass}'s own directory or jar: no SLF4J, no
+     * other library, as a bare program would have.
+     */
+    public static Outcome runAlone(Path workDir, String agentOptions, Class<?> mainClass, String... args)
+            throws IOException, InterruptedException {
+        return start(workDir, "child", agentOptions, locationOf(mainClass), mainClass, args).await();
+    }
+
+    private static Child start(Path workDir, String name, String agentOptions, String classPath, Class<?> mainClass,
+                               String... args) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         if (!"-".equals(agentOptions)) {
@@ -124,7 +138,7 @@ public final class AgentJvm {
         }
         command.add("-Xmx256m");
         command.add("-cp");
-        command.add(appClassPath(mainClass));
+        command.add(classPath);
         command.add(mainClass.getName());
         command.addAll(List.of(args));
         Path out = workDir.resolve(name + ".out");

@@ -1,5 +1,6 @@
 package io.rdmanio.selector.config;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.fabric.disni.DisniDevices;
 import io.rdmanio.core.resolver.Endpoints;
 import io.rdmanio.core.resolver.HostIdentity;
@@ -12,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * What {@code auto} needs from the resolver: which fabric, if any, this process can use to reach a resolved
@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  */
 final class AutoRouting {
 
-    private static final Logger LOG = LoggerFactory.getLogger(AutoRouting.class);
+    private static final Logger LOG = Logs.get(AutoRouting.class);
 
     /**
      * The fabric chosen for a resolved address.

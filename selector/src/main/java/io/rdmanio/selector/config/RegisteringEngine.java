@@ -1,5 +1,6 @@
 package io.rdmanio.selector.config;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
 import io.rdmanio.core.engine.Engine;
@@ -10,7 +11,6 @@ import io.rdmanio.core.resolver.Resolver;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * An engine whose listeners register with the resolver: a fabric bind makes this process answer queries for the
@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  */
 final class RegisteringEngine extends ForwardingEngine {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RegisteringEngine.class);
+    private static final Logger LOG = Logs.get(RegisteringEngine.class);
 
     private final AutoRouting auto;
 

@@ -1,12 +1,12 @@
 package io.rdmanio.selector.config;
 
+import io.rdmanio.core.Logs;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Process-wide record of routing: how many sockets each rule routed (a client at its connect, a server at its
@@ -23,7 +23,7 @@ public final class RouteStats {
     static final int MAX_REASONS = 64;
     static final String OTHER_REASONS = "(other reasons)";
 
-    private static final Logger LOG = LoggerFactory.getLogger("io.rdmanio.routing");
+    private static final Logger LOG = Logs.get("io.rdmanio.routing");
     private static final RouteStats INSTANCE = new RouteStats();
 
     private final Map<String, LongAdder> byRule = new ConcurrentHashMap<>();

@@ -1,5 +1,6 @@
 package io.rdmanio.selector.config;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.EngineStats;
 import java.lang.management.ManagementFactory;
@@ -11,7 +12,6 @@ import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The JMX view of {@link RunStats}, {@link RouteStats} and the fabric engines' counters, registered once per
@@ -25,7 +25,7 @@ public final class TransportStats implements TransportStatsMXBean {
 
     public static final String OBJECT_NAME = "io.rdmanio:type=Transport";
 
-    private static final Logger LOG = LoggerFactory.getLogger(TransportStats.class);
+    private static final Logger LOG = Logs.get(TransportStats.class);
     private static final Object LOCK = new Object();
 
     // -- LOCK

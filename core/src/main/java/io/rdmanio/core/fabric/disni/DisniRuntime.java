@@ -1,6 +1,7 @@
 package io.rdmanio.core.fabric.disni;
 
 import io.rdmanio.core.JdkAccess;
+import io.rdmanio.core.Logs;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -8,7 +9,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Loads libdisni once per JVM and hands out the DiSNI-facing backend.
@@ -35,7 +35,7 @@ final class DisniRuntime {
         + "it; it needs rdma-core's libraries (Debian/Ubuntu: `apt-get install libibverbs1 librdmacm1 rdma-core`, "
         + "RHEL: `dnf install rdma-core libibverbs librdmacm`)";
 
-    private static final Logger LOG = LoggerFactory.getLogger(DisniRuntime.class);
+    private static final Logger LOG = Logs.get(DisniRuntime.class);
 
     // ---- guarded by DisniRuntime.class
     private static boolean attempted;

@@ -1,8 +1,8 @@
 package io.rdmanio.core.fabric.loopback;
 
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.fabric.Notifier;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Work that must run after every fabric lock is released: notifiers to signal and completion queues whose
@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
  */
 final class Effects {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Effects.class);
+    private static final Logger LOG = Logs.get(Effects.class);
     private static final ThreadLocal<Effects> CURRENT = ThreadLocal.withInitial(Effects::new);
 
     private int depth;

@@ -2,6 +2,7 @@ package io.rdmanio.core.fabric.disni.verbs;
 
 import com.ibm.disni.verbs.RdmaCmEvent;
 import com.ibm.disni.verbs.RdmaCmId;
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.Completions;
@@ -15,7 +16,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Objects;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A connection-manager id over an rdma_cm id, with the in-band setup that carries private data (see
@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  */
 final class VerbsCmId implements CmId {
 
-    private static final Logger LOG = LoggerFactory.getLogger(VerbsCmId.class);
+    private static final Logger LOG = Logs.get(VerbsCmId.class);
     static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
     private static final int DEFAULT_BACKLOG = 50;
 

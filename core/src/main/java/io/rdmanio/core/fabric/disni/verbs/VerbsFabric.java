@@ -17,6 +17,7 @@ import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.SVCPollCq;
 import com.ibm.disni.verbs.SVCReqNotify;
 import com.ibm.disni.verbs.impl.NatObject;
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.EventChannel;
@@ -42,7 +43,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The DiSNI-facing fabric: one device context and protection domain, one device completion queue feeding every
@@ -64,7 +64,7 @@ import org.slf4j.LoggerFactory;
  */
 final class VerbsFabric implements DisniVerbs {
 
-    private static final Logger LOG = LoggerFactory.getLogger(VerbsFabric.class);
+    private static final Logger LOG = Logs.get(VerbsFabric.class);
 
     static final int POLL_BATCH = 32;
     /** Table slots: 16 bits of a work request id. */

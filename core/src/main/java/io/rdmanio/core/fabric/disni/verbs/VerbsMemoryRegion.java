@@ -1,16 +1,16 @@
 package io.rdmanio.core.fabric.disni.verbs;
 
 import com.ibm.disni.verbs.IbvMr;
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.fabric.MemoryRegion;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** A registered region. Thread-safe; {@link #close} deregisters once. */
 final class VerbsMemoryRegion implements MemoryRegion {
 
-    private static final Logger LOG = LoggerFactory.getLogger(VerbsMemoryRegion.class);
+    private static final Logger LOG = Logs.get(VerbsMemoryRegion.class);
 
     private final VerbsFabric fabric;
     /** Holds the memory: a region must not outlive its buffer. */

@@ -11,6 +11,7 @@ import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.SVCPostRecv;
 import com.ibm.disni.verbs.SVCPostSend;
+import io.rdmanio.core.Logs;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.MemoryRegion;
@@ -22,7 +23,6 @@ import java.util.LinkedList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A reliable-connected queue pair on the fabric's device completion queue.
@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  */
 final class VerbsQueuePair implements QueuePair {
 
-    private static final Logger LOG = LoggerFactory.getLogger(VerbsQueuePair.class);
+    private static final Logger LOG = Logs.get(VerbsQueuePair.class);
 
     static final long RECV_BIT = 1L << 63;
     static final long INTERNAL_BIT = 1L << 62;

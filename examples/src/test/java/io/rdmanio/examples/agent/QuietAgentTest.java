@@ -1,0 +1,74 @@
+package io.rdmanio.examples.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The agent changes nothing a program prints: a hello world started with it, and one whose connection the rules
+ * put on the shm fabric, write exactly what they write without it and nothing on stderr, although neither has an
+ * SLF4J provider on its class path (SLF4J itself would print its "no providers" notice there).
+ */
+class QuietAgentTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void helloWorldWithTheAgentWritesNothingToStderr() throws Exception {
+        AgentJvm.Outcome o = AgentJvm.runAlone(dir, null, Hello.class);
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("hello\n", o.stdout(), o::describe);
+        assertEquals("", o.stderr(), o::describe);
+    }
+
+    @Test
+    void aRoutedConnectionWritesNothingToStderr() throws Exception {
+        Path rules = dir.resolve("hello.rules");
+        Files.writeString(rules, "bind 127.0.0.1 *\nconnect 127.0.0.1 *\n");
+        Path stats = dir.resolve("stats.json");
+        AgentJvm.Outcome o = AgentJvm.runAlone(dir, "rules=" + rules + ",fabric=shm,stats=" + stats, Hello.class,
+                "socket");
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("hello over a socket\n", o.stdout(), o::describe);
+        assertEquals("", o.stderr(), o::describe);
+        assertEquals(2, AgentJvm.stat(stats, "connections", "rdma"), () -> AgentActivationTest.read(stats));
+    }
+
+    /** Prints hello; with the argument {@code socket}, sends it through a connection to itself first. */
+    public static final class Hello {
+
+        private Hello() {
+        }
+
+        public static void main(String[] args) throws IOException {
+            if (args.length == 0) {
+                System.out.println("hello");
+                return;
+            }
+            byte[] message = "hello over a socket".getBytes(StandardCharsets.US_ASCII);
+            try (ServerSocketChannel server = ServerSocketChannel.open()
+                    .bind(new InetSocketAddress("127.0.0.1", 0));
+                 SocketChannel client = SocketChannel.open(server.getLocalAddress());
+                 SocketChannel accepted = server.accept()) {
+                client.write(ByteBuffer.wrap(message));
+                ByteBuffer in = ByteBuffer.allocate(message.length);
+                while (in.hasRemaining()) {
+                    if (accepted.read(in) < 0) {
+                        throw new IOException("end of stream after " + in.position() + " bytes");
+                    }
+                }
+                System.out.println(new String(in.array(), StandardCharsets.US_ASCII));
+            }
+        }
+    }
+}
