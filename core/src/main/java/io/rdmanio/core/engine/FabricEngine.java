@@ -58,6 +58,11 @@ final class FabricEngine implements Engine {
     /** How long a wholly free chunk of the pool stays registered before the closer gives it back. */
     private static final long CHUNK_RELEASE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     /**
+     * How long a completion queue beyond the first stays with no connection before the closer destroys it (a
+     * torn-down queue pair's last flush completions have long been polled by then).
+     */
+    private static final long CQ_RELEASE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
      * How long the closer leaves owed work (staged bytes waiting for credit, credit owed to a peer) to the
      * application's own progress (a select, a read, a write, a blocking wait) before it drives progress itself.
      * It bounds how long such bytes may wait after their credit returned when the application drives nothing,
@@ -85,6 +90,8 @@ final class FabricEngine implements Engine {
     private volatile IntObjectHashMap<FabricConnection> byQp = new IntObjectHashMap<>();
     private final List<CqBudget> cqBudgets = new ArrayList<>();
     private volatile CompletionQueue[] cqs = new CompletionQueue[0];
+    /** Some queue beyond the first has no connection (set under setupLock; read by the closer without it). */
+    private volatile boolean idleCqs;
     /** The distinct wakeup channels of {@link #cqs}, replaced with it. */
     private volatile List<SelectableChannel> wakeupChannels = List.of();
     private final List<FabricConnection> connections = new ArrayList<>();
@@ -155,6 +162,8 @@ final class FabricEngine implements Engine {
         final CompletionQueue cq;
         final int capacity;
         int reserved;
+        /** When {@link #reserved} last fell to 0 (nanoTime); meaningful only while it is 0. */
+        long idleSince;
 
         CqBudget(CompletionQueue cq, int capacity) {
             this.cq = cq;
@@ -253,14 +262,88 @@ final class FabricEngine implements Engine {
     }
 
     void releaseCq(CompletionQueue cq, int entries) {
+        boolean idle = false;
         synchronized (setupLock) {
             for (CqBudget b : cqBudgets) {
                 if (b.cq == cq) {
                     b.reserved -= entries;
-                    return;
+                    if (b.reserved == 0 && cqBudgets.size() > 1) {
+                        b.idleSince = System.nanoTime();
+                        idleCqs = true;
+                        idle = true;
+                    }
+                    break;
                 }
             }
         }
+        if (idle) {
+            // The closer destroys it once it stayed unused for the grace.
+            slotsFreed();
+        }
+    }
+
+    /**
+     * Destroys the completion queues (all but the first) that no connection has used for
+     * {@link #CQ_RELEASE_GRACE_NANOS}: a burst of connections makes queues that would otherwise hold their memory
+     * (on shm a ready-map file and its descriptor) for the engine's life. Returns when to look again
+     * ({@link Long#MAX_VALUE}: nothing idle). The closer's; under the progress lock (nobody polls a queue being
+     * destroyed), the arm lock (nobody arms one) and the setup lock, in that order.
+     */
+    private long releaseIdleCqs(long now) {
+        if (!idleCqs) {
+            return Long.MAX_VALUE;
+        }
+        long next = Long.MAX_VALUE;
+        List<CompletionQueue> doomed = new ArrayList<>();
+        progressLock.lock();
+        try {
+            synchronized (armLock) {
+                synchronized (setupLock) {
+                    if (closed) {
+                        return Long.MAX_VALUE;
+                    }
+                    boolean anyIdle = false;
+                    for (int i = cqBudgets.size() - 1; i >= 1; i--) {
+                        CqBudget b = cqBudgets.get(i);
+                        if (b.reserved != 0) {
+                            continue;
+                        }
+                        long due = b.idleSince + CQ_RELEASE_GRACE_NANOS;
+                        if (due - now <= 0) {
+                            cqBudgets.remove(i);
+                            doomed.add(b.cq);
+                        } else {
+                            anyIdle = true;
+                            next = Math.min(next, due);
+                        }
+                    }
+                    idleCqs = anyIdle;
+                    if (!doomed.isEmpty()) {
+                        CompletionQueue[] left = new CompletionQueue[cqBudgets.size()];
+                        ArrayList<SelectableChannel> channels = new ArrayList<>();
+                        for (int i = 0; i < left.length; i++) {
+                            left[i] = cqBudgets.get(i).cq;
+                            SelectableChannel w = left[i].wakeupChannel();
+                            if (w != null && !channels.contains(w)) {
+                                channels.add(w);
+                            }
+                        }
+                        cqs = left;
+                        wakeupChannels = List.copyOf(channels);
+                    }
+                }
+                for (CompletionQueue cq : doomed) {
+                    try {
+                        cq.close();
+                    } catch (RuntimeException e) {
+                        LOG.debug("closing an idle completion queue of the {} engine failed", fabric.name(), e);
+                    }
+                }
+            }
+        } finally {
+            progressLock.unlock();
+        }
+        return next;
     }
 
     EventChannel events() {
@@ -670,7 +753,8 @@ final class FabricEngine implements Engine {
         // progressRuns when this thread last looked (or drove progress itself).
         long seen = -1;
         while (!closed) {
-            long release = pool.releaseIdleChunks(System.nanoTime(), CHUNK_RELEASE_GRACE_NANOS);
+            long now = System.nanoTime();
+            long release = Math.min(pool.releaseIdleChunks(now, CHUNK_RELEASE_GRACE_NANOS), releaseIdleCqs(now));
             if (lingering.get() > 0) {
                 lingerRound(wake, release);
                 seen = progressRuns;
