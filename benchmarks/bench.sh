@@ -7,6 +7,10 @@
 #   benchmarks/bench.sh --profile   the shm 64 B round trip and 1 MiB stream under JMH's stack profiler
 #   benchmarks/bench.sh --plots     only regenerate the plots from the JSON already in benchmarks/results/
 #   benchmarks/bench.sh --startup   a JVM's whole life (start, main, exit) with and without the agent, 7 runs each
+#   benchmarks/bench.sh --pairs [N] [--contend M]
+#                                   N back-to-back pairs (default 5) of one NIO server and client as two processes,
+#                                   on TCP then on shm (64 B round trips, a 1 MiB-write stream); each pair and the
+#                                   min/median/max of every number and ratio; --contend: M CPU-bound processes beside
 #   benchmarks/bench.sh --scale [--repeat N] [--idle 0,500,2000] [--connections 1000,5000] [--transports tcp,shm]
 #                                   a round trip beside idle connections, and N connections opened and held
 #                                   (rate, memory, descriptors, mappings per connection), TCP beside shm
@@ -23,10 +27,25 @@ agent_jar="$root/selector/target/rdmanio-agent.jar"
 
 mode=full
 case "${1:-}" in
-  --quick|--profile|--plots|--scale|--startup) mode="${1#--}"; shift ;;
-  -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+  --quick|--profile|--plots|--scale|--startup|--pairs) mode="${1#--}"; shift ;;
+  -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
 esac
 extra=()
+if [[ $mode == pairs ]]; then
+  pairs=5
+  contend=0
+  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+    pairs="$1"
+    shift
+  fi
+  if [[ "${1:-}" == --contend ]]; then
+    [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "bench.sh: --contend needs a number of CPU-bound processes" >&2; exit 2; }
+    contend="$2"
+    shift 2
+  fi
+  [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --pairs (expected [N] [--contend M])" >&2; exit 2; }
+  CONTEND="$contend" exec "$root/examples/bin/shm-vs-tcp.sh" 2 "$pairs"
+fi
 if [[ $mode == scale ]]; then
   extra=("$@")
   set --

@@ -126,7 +126,8 @@ public final class IdleCpu {
         System.out.println("OK " + CONNECTIONS + " connections still echo");
     }
 
-    private static void echo(SocketChannel ch, ByteBuffer out, ByteBuffer in, int seed) throws IOException {
+    /** Sends {@code out}'s 64 bytes, a pattern from {@code seed}, and checks that they come back exactly. */
+    static void echo(SocketChannel ch, ByteBuffer out, ByteBuffer in, int seed) throws IOException {
         out.clear();
         for (int j = 0; j < MESSAGE; j++) {
             out.put(j, (byte) (seed + j));

@@ -406,22 +406,7 @@ public final class ScaleBench {
         SocketChannel ch = SocketChannel.open(server);
         try {
             ch.write(ByteBuffer.wrap(new byte[] {EchoServer.ECHO}));
-            out.clear();
-            for (int j = 0; j < MESSAGE; j++) {
-                out.put(j, (byte) (seed + j));
-            }
-            while (out.hasRemaining()) {
-                ch.write(out);
-            }
-            in.clear();
-            while (in.hasRemaining()) {
-                if (ch.read(in) < 0) {
-                    throw new IOException("the echo server closed a new connection");
-                }
-            }
-            if (in.flip().compareTo(out.flip()) != 0) {
-                throw new IOException("an echo differs from what was sent");
-            }
+            IdleCpu.echo(ch, out, in, seed);
         } catch (IOException e) {
             ch.close();
             throw e;
