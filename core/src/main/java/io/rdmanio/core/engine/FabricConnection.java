@@ -1180,11 +1180,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             // Else a failed connection its application has not closed: what it received stays readable.
             disconnectLocked();
-            try {
-                teardownLocked();
-            } catch (RuntimeException e) {
-                LOG.debug("teardown of {} failed", this, e);
-            }
+            teardownQuietlyLocked();
         }
         engine.wakeWaiters();
         fireReadiness();
@@ -1264,6 +1260,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
     }
 
+    /** Tears down now; a failure of the fabric's own teardown is only logged (nobody is left to tell). */
+    private void teardownQuietlyLocked() {
+        try {
+            teardownLocked();
+        } catch (RuntimeException e) {
+            LOG.debug("teardown of {} failed", this, e);
+        }
+    }
+
     /** Engine shutdown or a failed setup: tear down at once, whatever the fabric still holds. */
     void destroy() {
         synchronized (lock) {
@@ -1274,11 +1279,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 failure = new IOException("the " + engine.fabricName() + " engine closed");
             }
             discardQueuedLocked(false);
-            try {
-                teardownLocked();
-            } catch (RuntimeException e) {
-                LOG.debug("teardown of {} failed", this, e);
-            }
+            teardownQuietlyLocked();
         }
         engine.wakeWaiters();
         fireReadiness();
