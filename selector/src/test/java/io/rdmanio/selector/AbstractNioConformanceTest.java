@@ -636,48 +636,13 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         java.util.concurrent.atomic.AtomicInteger served = new java.util.concurrent.atomic.AtomicInteger();
         CompletableFuture<Boolean> loop = start("interrupted-selector", () -> {
             Thread.currentThread().interrupt();
-            List<SocketChannel> open = new ArrayList<>();
-            ByteBuffer b = ByteBuffer.allocate(64);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-            try {
-                while (served.get() < clients) {
-                    if (System.nanoTime() - deadline > 0) {
-                        throw new AssertionError("served " + served.get() + " of " + clients + " in time");
-                    }
-                    sel.select();
-                    for (java.util.Iterator<SelectionKey> it = sel.selectedKeys().iterator(); it.hasNext(); ) {
-                        SelectionKey k = it.next();
-                        it.remove();
-                        if (!k.isValid()) {
-                            continue;
-                        }
-                        if (k.isAcceptable()) {
-                            SocketChannel a;
-                            while ((a = server.accept()) != null) {
-                                open.add(a);
-                                a.configureBlocking(false);
-                                a.register(sel, SelectionKey.OP_READ);
-                            }
-                        } else if (k.isReadable()) {
-                            SocketChannel a = (SocketChannel) k.channel();
-                            b.clear();
-                            int n = a.read(b);
-                            if (n > 0) {
-                                b.flip();
-                                assertEquals(n, a.write(b), "a small echo fits at once");
-                            } else if (n < 0) {
-                                served.incrementAndGet();
-                                a.close();
-                            }
-                        }
-                    }
+            return EchoSelectorLoop.serve(sel, server, served, 64, () -> {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new AssertionError("served " + served.get() + " of " + clients + " in time");
                 }
-                return Thread.currentThread().isInterrupted();
-            } finally {
-                for (SocketChannel a : open) {
-                    a.close();
-                }
-            }
+                return served.get() < clients;
+            });
         }, null);
         for (int i = 0; i < clients && !loop.isDone(); i++) {
             try (SocketChannel c = provider().openSocketChannel()) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.rdmanio.selector.EchoSelectorLoop;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -178,49 +179,10 @@ class ShmCrossProcessConformanceTest {
         java.util.concurrent.CompletableFuture<Boolean> loop = new java.util.concurrent.CompletableFuture<>();
         Thread t = new Thread(() -> {
             Thread.currentThread().interrupt();
-            List<SocketChannel> open = new ArrayList<>();
-            ByteBuffer b = ByteBuffer.allocate(64 * 1024);
             try {
-                while (!stop.get()) {
-                    sel.select();
-                    for (java.util.Iterator<SelectionKey> it = sel.selectedKeys().iterator(); it.hasNext(); ) {
-                        SelectionKey k = it.next();
-                        it.remove();
-                        if (!k.isValid()) {
-                            continue;
-                        }
-                        if (k.isAcceptable()) {
-                            SocketChannel a;
-                            while ((a = server.accept()) != null) {
-                                open.add(a);
-                                a.configureBlocking(false);
-                                a.register(sel, SelectionKey.OP_READ);
-                            }
-                        } else if (k.isReadable()) {
-                            SocketChannel a = (SocketChannel) k.channel();
-                            int n = a.read(b.clear());
-                            if (n > 0) {
-                                b.flip();
-                                // A client sends at most 2000 bytes: the echo fits the window at once.
-                                assertEquals(n, a.write(b), "echo written at once");
-                            } else if (n < 0) {
-                                served.incrementAndGet();
-                                a.close();
-                            }
-                        }
-                    }
-                }
-                loop.complete(Thread.currentThread().isInterrupted());
+                loop.complete(EchoSelectorLoop.serve(sel, server, served, 64 * 1024, () -> !stop.get()));
             } catch (Throwable e) {
                 loop.completeExceptionally(e);
-            } finally {
-                for (SocketChannel a : open) {
-                    try {
-                        a.close();
-                    } catch (IOException ignore) {
-                        // best effort
-                    }
-                }
             }
         }, "interrupted-selector");
         t.setDaemon(true);

@@ -19,8 +19,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,18 +26,20 @@ import org.junit.jupiter.api.Test;
  * gone), or a live listener whose kernel queue stayed full after the bounded wait (as a connect from a virtual
  * thread meets it: non-blocking, EAGAIN).
  */
-class ShmConnectRefusalTest {
+class ShmConnectRefusalTest extends WithShmDirectory {
 
-    private Path dir;
-
-    @BeforeEach
-    void createDirectory() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-    }
-
-    @AfterEach
-    void deleteDirectory() throws IOException {
-        ShmTestSupport.deleteDirectory(dir);
+    /** Connects to {@code socket} without accepting until its kernel queue is full; the connects go to {@code into}. */
+    private static void fillQueue(Path socket, List<SocketChannel> into) throws IOException {
+        for (int i = 0; i < 16; i++) {
+            SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
+            into.add(c);
+            c.configureBlocking(false);
+            try {
+                c.connect(UnixDomainSocketAddress.of(socket));
+            } catch (SocketException e) {
+                return; // full
+            }
+        }
     }
 
     private static String refusal(ShmFabric fabric, InetSocketAddress to) throws IOException {
@@ -73,16 +73,7 @@ class ShmConnectRefusalTest {
             List<SocketChannel> fillers = new ArrayList<>();
             try (ServerSocketChannel stuck = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
                 stuck.bind(UnixDomainSocketAddress.of(socket), 1);
-                for (int i = 0; i < 16; i++) {
-                    SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
-                    fillers.add(c);
-                    c.configureBlocking(false);
-                    try {
-                        c.connect(UnixDomainSocketAddress.of(socket));
-                    } catch (SocketException e) {
-                        break; // full
-                    }
-                }
+                fillQueue(socket, fillers);
                 long start = System.nanoTime();
                 String full = refusal(fabric, address);
                 System.out.println("a full listener queue refused after "
@@ -125,16 +116,7 @@ class ShmConnectRefusalTest {
             List<SocketChannel> fillers = new ArrayList<>();
             try (ServerSocketChannel stuck = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
                 stuck.bind(UnixDomainSocketAddress.of(socket), 1);
-                for (int i = 0; i < 16; i++) {
-                    SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
-                    fillers.add(c);
-                    c.configureBlocking(false);
-                    try {
-                        c.connect(UnixDomainSocketAddress.of(socket));
-                    } catch (SocketException e) {
-                        break; // full
-                    }
-                }
+                fillQueue(socket, fillers);
                 CompletionQueue cq = fabric.createCompletionQueue(8);
                 CmId id = fabric.createId(events);
                 id.createQueuePair(new QueuePair.Config(cq, cq, 4, 4, 64));

@@ -9,15 +9,11 @@ import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.QueuePair;
-import java.io.IOException;
-import java.nio.file.Path;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,22 +21,10 @@ import org.junit.jupiter.api.Test;
  * receive completes exactly once, in the order it was posted, either with the sender's data or flushed, never
  * both; every signaled send completes once.
  */
-class ShmDisconnectRaceTest {
+class ShmDisconnectRaceTest extends WithShmDirectory {
 
     private static final int DEPTH = 16;
     private static final int ROUNDS = 40;
-
-    private Path dir;
-
-    @BeforeEach
-    void createDirectory() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-    }
-
-    @AfterEach
-    void deleteDirectory() throws IOException {
-        ShmTestSupport.deleteDirectory(dir);
-    }
 
     @Test
     void disconnectRacingSendsCompletesEveryReceiveOnceInOrder() throws Exception {

@@ -7,42 +7,17 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
-import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.EngineConfig;
-import io.rdmanio.core.engine.Engines;
 import io.rdmanio.core.engine.Readiness;
-import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.Random;
 import java.util.zip.CRC32;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The connection engine, unchanged, over the shm fabric between this JVM and an echoing second JVM. */
-class ShmEngineCrossProcessTest {
-
-    private Path dir;
-    private ShmFabric fabric;
-    private Engine engine;
-
-    @BeforeEach
-    void open() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-        fabric = ShmTestSupport.open(dir);
-        engine = Engines.open(fabric, EngineConfig.DEFAULT);
-    }
-
-    @AfterEach
-    void close() throws IOException {
-        engine.close();
-        fabric.close();
-        ShmTestSupport.deleteDirectory(dir);
-    }
+class ShmEngineCrossProcessTest extends WithShmEngine {
 
     private static byte at(long i) {
         return (byte) (((i + 17) * 0x9E3779B97F4A7C15L) >>> 56);

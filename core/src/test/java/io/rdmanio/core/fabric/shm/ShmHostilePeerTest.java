@@ -6,19 +6,13 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
-import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.EngineConfig;
-import io.rdmanio.core.engine.Engines;
 import io.rdmanio.core.engine.Readiness;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -29,25 +23,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * process and a connection to another peer carry on, byte-exact. The connection engine runs unchanged on both
  * sides.
  */
-class ShmHostilePeerTest {
-
-    private Path dir;
-    private ShmFabric fabric;
-    private Engine engine;
-
-    @BeforeEach
-    void open() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-        fabric = ShmTestSupport.open(dir);
-        engine = Engines.open(fabric, EngineConfig.DEFAULT);
-    }
-
-    @AfterEach
-    void close() throws IOException {
-        engine.close();
-        fabric.close();
-        ShmTestSupport.deleteDirectory(dir);
-    }
+class ShmHostilePeerTest extends WithShmEngine {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource({

@@ -32,24 +32,10 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The shm fabric with both ends in this JVM (two fabrics on one directory): setup, data and every rule. */
-class ShmInProcessTest {
-
-    private Path dir;
-
-    @BeforeEach
-    void createDirectory() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-    }
-
-    @AfterEach
-    void deleteDirectory() throws IOException {
-        ShmTestSupport.deleteDirectory(dir);
-    }
+class ShmInProcessTest extends WithShmDirectory {
 
     private static ByteBuffer ascii(String s) {
         return ByteBuffer.wrap(s.getBytes(StandardCharsets.US_ASCII));

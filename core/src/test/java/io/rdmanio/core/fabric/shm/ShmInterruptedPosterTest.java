@@ -7,28 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.QueuePair;
 import java.io.IOException;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * A send posted by a thread that carries its interrupt status (engine progress run by an interrupted reader) maps
  * the peer's region on first use like any other: it arrives, and the thread keeps its interrupt status.
  */
-class ShmInterruptedPosterTest {
-
-    private Path dir;
-
-    @BeforeEach
-    void createDirectory() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-    }
-
-    @AfterEach
-    void deleteDirectory() throws IOException {
-        ShmTestSupport.deleteDirectory(dir);
-    }
+class ShmInterruptedPosterTest extends WithShmDirectory {
 
     @Test
     void aSendFromAnInterruptedThreadMapsThePeersRegionAndArrives() throws IOException {

@@ -15,9 +15,6 @@ import io.rdmanio.core.fabric.QueuePair;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,21 +22,9 @@ import org.junit.jupiter.api.Test;
  * two processes: every file is created, mapped through /proc/PID/fd and unlinked as between processes), then
  * no descriptor and no file may be left over.
  */
-class ShmLeakTest {
+class ShmLeakTest extends WithShmDirectory {
 
     private static final int CYCLES = 10_000;
-
-    private Path dir;
-
-    @BeforeEach
-    void createDirectory() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-    }
-
-    @AfterEach
-    void deleteDirectory() throws IOException {
-        ShmTestSupport.deleteDirectory(dir);
-    }
 
     @Test
     void connectAndCloseCyclesLeakNoDescriptorAndNoFile() throws IOException, InterruptedException {

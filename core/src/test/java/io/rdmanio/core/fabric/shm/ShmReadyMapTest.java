@@ -10,25 +10,10 @@ import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.QueuePair;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** A completion queue's ready map: stray bits cost nothing but a look, and no completion is lost to them. */
-class ShmReadyMapTest {
-
-    private Path dir;
-
-    @BeforeEach
-    void open() throws Exception {
-        dir = ShmTestSupport.newDirectory();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        ShmTestSupport.deleteDirectory(dir);
-    }
+class ShmReadyMapTest extends WithShmDirectory {
 
     @Test
     void everyBitOfTheMapSetByAPeerYieldsOnlyTheRealCompletions() throws Exception {

@@ -9,15 +9,11 @@ import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.QueuePair;
-import java.io.IOException;
-import java.nio.file.Path;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,22 +23,10 @@ import org.junit.jupiter.api.Test;
  * orderly close is no error for the other side, as TCP drops data that reaches a closed socket without an error
  * for the write that sent it.
  */
-class ShmSendRacingOrderlyDisconnectTest {
+class ShmSendRacingOrderlyDisconnectTest extends WithShmDirectory {
 
     private static final int DEPTH = 16;
     private static final int ROUNDS = 60;
-
-    private Path dir;
-
-    @BeforeEach
-    void createDirectory() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-    }
-
-    @AfterEach
-    void deleteDirectory() throws IOException {
-        ShmTestSupport.deleteDirectory(dir);
-    }
 
     @Test
     void sendRacingThePeersOrderlyDisconnectIsFlushedNotFailed() throws Exception {
