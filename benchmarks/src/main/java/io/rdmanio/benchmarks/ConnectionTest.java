@@ -188,15 +188,7 @@ public final class ConnectionTest {
     }
 
     private static List<String> javaCommand(Transport t, Path rules) {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xms256m");
-        cmd.add("-Xmx256m");
-        cmd.addAll(t.jvmFlags(rules));
-        cmd.add(RING_DEPTH);
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        return cmd;
+        return t.javaCommand(rules, "-Xms256m", "-Xmx256m", RING_DEPTH);
     }
 
     private static long sum(String json, String field) {

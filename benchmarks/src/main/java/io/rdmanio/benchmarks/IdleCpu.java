@@ -239,13 +239,7 @@ public final class IdleCpu {
     }
 
     private static List<String> javaCommand(Transport t, Path rules) {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xmx256m");
-        cmd.addAll(t.jvmFlags(rules));
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        return cmd;
+        return t.javaCommand(rules, "-Xmx256m");
     }
 
     /** The side-by-side table. */

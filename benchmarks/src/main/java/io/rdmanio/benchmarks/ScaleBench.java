@@ -265,13 +265,7 @@ public final class ScaleBench {
         }
 
         private static List<String> java(Transport t, Path rules) {
-            List<String> cmd = new ArrayList<>();
-            cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            cmd.add("-Xmx512m");
-            cmd.addAll(t.jvmFlags(rules));
-            cmd.add("-cp");
-            cmd.add(System.getProperty("java.class.path"));
-            return cmd;
+            return t.javaCommand(rules, "-Xmx512m");
         }
     }
 

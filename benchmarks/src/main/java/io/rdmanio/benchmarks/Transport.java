@@ -70,6 +70,20 @@ public enum Transport {
         return flags;
     }
 
+    /**
+     * The command line of a JVM on this transport, up to its main class: this JVM's java, the given heap and extra
+     * flags, {@link #jvmFlags}, and this JVM's class path.
+     */
+    public List<String> javaCommand(Path rules, String... extraFlags) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(List.of(extraFlags));
+        cmd.addAll(jvmFlags(rules));
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        return cmd;
+    }
+
     /** Why this transport cannot run on this machine, or null when it can. */
     public String unavailableReason() {
         switch (this) {
