@@ -1,6 +1,7 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.EngineConfig;
+import io.rdmanio.core.fabric.disni.DisniDevices;
 import io.rdmanio.core.resolver.ResolverSettings;
 import io.rdmanio.core.resolver.StaticFileBackend;
 import java.io.IOException;
@@ -67,6 +68,10 @@ public final class ConfigLoader {
             throw e;
         }
         warnUnknownProperties();
+        String unusable = unusableFabric(config, SystemFabrics.INSTANCE);
+        if (unusable != null) {
+            System.err.println("rdmanio: " + unusable);
+        }
         if (config.statsFile() != null) {
             writeStatsAtExit(config);
         }
@@ -85,6 +90,36 @@ public final class ConfigLoader {
         for (String line : KnownProperties.warnings(System.getProperties().stringPropertyNames())) {
             System.err.println("rdmanio: " + line);
         }
+    }
+
+    /**
+     * A warning for a named fabric that cannot open on this machine while the rules route connections to it, with
+     * the fix; {@code null} when there is nothing to say. Not an error that stops the program: connections under
+     * {@code both} rules still reach their peers over TCP, and a program may route nothing it uses. The check is
+     * the cheap part of the fabric's own (for disni: is there an RDMA device, may memory be locked; libdisni is
+     * not loaded before the first routed socket).
+     */
+    static String unusableFabric(RdmanioConfig config, FabricDirectory fabrics) {
+        String fabric = config.fabric();
+        if (fabric.equals(FabricChoice.AUTO) || ResolvingRouter.rulesOf(config.router()) == null
+                || ResolvingRouter.rulesOf(config.router()) == Rules.NONE) {
+            return null;
+        }
+        String reason;
+        if (fabric.equals(FabricChoice.DISNI) && fabrics == SystemFabrics.INSTANCE) {
+            reason = DisniDevices.devices().isEmpty() ? DisniDevices.NO_DEVICE : DisniDevices.memlockProblem();
+        } else {
+            reason = fabrics.unavailableReason(fabric);
+        }
+        if (reason == null) {
+            return null;
+        }
+        return "-D" + FABRIC + "=" + fabric + " cannot open on this machine: " + reason + ". Connections the rules"
+                + " route to it will fail (those under 'both' rules go over TCP). "
+                + (fabric.equals(FabricChoice.DISNI)
+                    ? "For peers on this host use -D" + FABRIC + "=shm (or auto); to run over real verbs without RDMA"
+                        + " hardware, use soft-RoCE (`./rdmanio vm -- COMMAND` runs a command where it is set up)."
+                    : "Use -D" + FABRIC + "=auto, or fix the cause; `./rdmanio doctor` checks the configuration.");
     }
 
     /** As {@link #load()}, from {@code properties}, without an exit hook. */
@@ -140,15 +175,18 @@ public final class ConfigLoader {
     /**
      * Checks the engine's tunables now, each by itself so the error names the property; the engine reads them
      * again when it first opens, which may be long after start.
+     *
+     * @return the tunables as set, the defaults for the others (the slot size unset stays at the engine's default,
+     *         which a fabric's preference replaces when it opens)
      */
-    private static void ensureEngineSettings(Function<String, String> properties) {
+    static EngineConfig ensureEngineSettings(Function<String, String> properties) {
         EngineConfig config = EngineConfig.DEFAULT;
         config = withSetting(properties, SLOT_SIZE, config, (c, n) -> c.withSlotSize(intSetting(n)));
         config = withSetting(properties, RING_DEPTH, config, (c, n) -> c.withRingDepth(intSetting(n)));
         config = withSetting(properties, CONTROL_SLOTS, config, (c, n) -> c.withControlSlots(intSetting(n)));
         config = withSetting(properties, SPIN_MICROS, config, (c, n) -> c.withSpinMicros(intSetting(n)));
         config = withSetting(properties, LINGER_MILLIS, config, EngineConfig::withLingerMillis);
-        withSetting(properties, LINGER_MAX_BYTES, config, EngineConfig::withLingerMaxBytes);
+        return withSetting(properties, LINGER_MAX_BYTES, config, EngineConfig::withLingerMaxBytes);
     }
 
     private static int intSetting(long n) {

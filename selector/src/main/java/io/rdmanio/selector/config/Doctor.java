@@ -1,15 +1,22 @@
 package io.rdmanio.selector.config;
 
+import io.rdmanio.core.engine.EngineConfig;
 import io.rdmanio.core.resolver.Resolution;
 import io.rdmanio.core.resolver.Resolver;
 import io.rdmanio.core.resolver.ResolverInterfaces;
 import io.rdmanio.core.resolver.ResolverSettings;
+import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.util.Arrays;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -20,31 +27,122 @@ import java.util.function.Supplier;
  * connect would take, and why. It says, per network interface, how the resolver reaches peers there or why it
  * cannot ({@link #interfaces}). Its RDMA section ({@link RdmaReport}) lists devices, ports, link state, GIDs, the
  * memory-lock limit, whether libdisni loads and the rdma-core packages, with the fix for each problem.
+ * {@code --json} prints the same as one JSON object.
  *
- * <p>Exits 0 when the configuration loads, 1 when it does not (the message names the file, line and reason), 2
- * when an argument is not {@code HOST:PORT}.
+ * <p>Ends with the problems found, each with its fix. Exits 0 when there are none; 1 when there is one: the
+ * configuration does not load (the message names the file, line and reason), an {@code rdmanio.*} property is
+ * unknown, the configured fabric cannot open here, {@code auto} has no fabric for routed connections, the resolver
+ * settings are wrong, or (only when {@code rdmanio.fabric=disni}) an RDMA check failed; 2 when an argument is not
+ * {@code HOST:PORT} or {@code --json}.
  */
 public final class Doctor {
+
+    /** The JSON flag. */
+    static final String JSON = "--json";
 
     private Doctor() {
     }
 
     public static void main(String[] args) {
-        int status = run(System::getProperty, SystemFabrics.INSTANCE, System.out);
-        RdmaReport.system().print(System.out);
+        boolean json = false;
+        List<String> addresses = new ArrayList<>();
+        for (String arg : args) {
+            if (arg.equals(JSON)) {
+                json = true;
+            } else {
+                addresses.add(arg);
+            }
+        }
+        Findings findings = new Findings();
+        PrintStream out = findings.section("configuration");
+        out.println("java " + System.getProperty("java.version") + " (" + System.getProperty("java.home") + ")");
+        for (String line : KnownProperties.warnings(System.getProperties().stringPropertyNames())) {
+            findings.problems.add(line);
+        }
+        int status = run(System::getProperty, SystemFabrics.INSTANCE, out, findings.problems);
+        String fabric = System.getProperty(ConfigLoader.FABRIC, FabricChoice.AUTO);
+        int rdma = RdmaReport.system().print(findings.section("rdma"));
+        if (rdma > 0 && fabric.equals(FabricChoice.DISNI)) {
+            findings.problems.add("rdmanio.fabric=disni, and the RDMA checks found " + rdma + " problem(s) (the"
+                    + " 'rdma PROBLEM' lines, each with its fix)");
+        }
         if (status == 0) {
             try {
-                interfaces(ResolverSettings.load(System::getProperty), ResolverInterfaces.system(), System.out);
+                interfaces(ResolverSettings.load(System::getProperty), ResolverInterfaces.system(),
+                        findings.section("resolver interfaces"));
             } catch (IllegalArgumentException e) {
-                System.out.println("resolver settings: ERROR " + e.getMessage());
+                findings.section("resolver interfaces").println("resolver settings: ERROR " + e.getMessage());
+                findings.problems.add("resolver settings: " + e.getMessage());
                 status = 1;
             }
         }
-        if (status == 0 && args.length > 0) {
-            status = resolve(System.getProperty(ConfigLoader.FABRIC, FabricChoice.AUTO), SystemFabrics.INSTANCE,
-                    AutoRouting::systemResolver, Arrays.asList(args), System.out);
+        if (status == 0 && !addresses.isEmpty()) {
+            status = resolve(fabric, SystemFabrics.INSTANCE, AutoRouting::systemResolver, addresses,
+                    findings.section("resolve"));
         }
+        if (status == 0 && !findings.problems.isEmpty()) {
+            status = 1;
+        }
+        System.out.print(json ? findings.json(version(), status) : findings.text(version(), status));
+        System.out.flush();
         System.exit(status);
+    }
+
+    /** This build's version, from the jar's manifest; "unknown" when run from class directories. */
+    static String version() {
+        String v = Doctor.class.getPackage().getImplementationVersion();
+        return v == null ? "unknown (not run from the agent jar)" : v;
+    }
+
+    /** The doctor's output by section, and the problems found, printed as text or as one JSON object. */
+    static final class Findings {
+
+        final List<String> problems = new ArrayList<>();
+        private final Map<String, ByteArrayOutputStream> sections = new LinkedHashMap<>();
+        private final Map<String, PrintStream> streams = new LinkedHashMap<>();
+
+        PrintStream section(String name) {
+            return streams.computeIfAbsent(name, n -> {
+                ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+                sections.put(n, bytes);
+                return new PrintStream(bytes, true, StandardCharsets.UTF_8);
+            });
+        }
+
+        List<String> lines(String section) {
+            String text = sections.get(section).toString(StandardCharsets.UTF_8);
+            return text.isEmpty() ? List.of() : List.of(text.split("\n"));
+        }
+
+        String text(String version, int status) {
+            StringBuilder b = new StringBuilder("rdmanio " + version + "\n");
+            for (String name : sections.keySet()) {
+                for (String line : lines(name)) {
+                    b.append(line).append('\n');
+                }
+            }
+            if (problems.isEmpty()) {
+                b.append("doctor: no problems found (exit ").append(status).append(")\n");
+            } else {
+                b.append("doctor: ").append(problems.size()).append(" problem(s) (exit ").append(status)
+                        .append("):\n");
+                for (String p : problems) {
+                    b.append("  - ").append(p).append('\n');
+                }
+            }
+            return b.toString();
+        }
+
+        String json(String version, int status) {
+            JsonWriter w = new JsonWriter().beginObject();
+            w.member("version", version).member("status", status);
+            w.member("problems", problems);
+            w.beginObject("sections");
+            for (String name : sections.keySet()) {
+                w.member(name, lines(name));
+            }
+            return w.endObject().endObject().finish();
+        }
     }
 
     /**
@@ -123,7 +221,17 @@ public final class Doctor {
     }
 
     static int run(Function<String, String> properties, FabricDirectory fabrics, PrintStream out) {
-        out.println("java " + properties.apply("java.version") + " (" + properties.apply("java.home") + ")");
+        return run(properties, fabrics, out, new ArrayList<>());
+    }
+
+    /**
+     * Prints the fabrics, what {@code auto} would use and the configuration, adding each problem found to
+     * {@code problems}.
+     *
+     * @return 0, or 1 when the configuration does not load
+     */
+    static int run(Function<String, String> properties, FabricDirectory fabrics, PrintStream out,
+                   List<String> problems) {
         String disni = null;
         String shm = null;
         for (String name : FabricChoice.NAMES) {
@@ -143,21 +251,63 @@ public final class Doctor {
                 : "nothing: a routed connection fails; use -Drdmanio.fabric=loopback for peers in one JVM";
         out.println("rdmanio.fabric=auto would use: " + auto);
         RdmanioConfig config;
+        EngineConfig engine;
         try {
             config = ConfigLoader.load(properties, fabrics);
+            engine = ConfigLoader.ensureEngineSettings(properties);
         } catch (ConfigException e) {
             out.println("configuration: ERROR " + e.getMessage());
+            problems.add("the configuration does not load: " + e.getMessage());
             return 1;
         }
         out.println("rdmanio.fabric=" + config.fabric());
         Rules rules = ResolvingRouter.rulesOf(config.router());
-        if (rules != null && rules != Rules.NONE) {
-            out.println("rdmanio.rules=" + rules.file() + ": " + rules.size() + " rules, no errors"
-                    + (rules.hasAutoConnectRule() ? "; auto connects ask the resolver" : ""));
+        boolean routes = rules != null && rules != Rules.NONE;
+        if (routes) {
+            Path file = Path.of(rules.file());
+            out.println("rdmanio.rules=" + file + (file.isAbsolute() ? "" : " (" + file.toAbsolutePath() + ")")
+                    + ": " + rules.size()
+                    + " rules, no errors" + (rules.hasAutoConnectRule() ? "; auto connects ask the resolver" : ""));
         } else {
             out.println("rdmanio.rules is not set: every connection stays on the JDK's TCP");
         }
         out.println("rdmanio.stats=" + (config.statsFile() == null ? "(not set)" : config.statsFile()));
+        String fabric = config.fabric();
+        if (!fabric.equals(FabricChoice.AUTO)) {
+            String reason = fabrics.unavailableReason(fabric);
+            if (reason != null) {
+                problems.add("rdmanio.fabric=" + fabric + " cannot open here: " + reason + "; "
+                        + (fabric.equals(FabricChoice.DISNI)
+                            ? "for peers on this host use -Drdmanio.fabric=shm (or auto); to try real verbs without"
+                                + " RDMA hardware, run the program inside `./rdmanio vm -- ...` (soft-RoCE)"
+                            : "use -Drdmanio.fabric=auto, or fix the cause above"));
+            }
+        } else if (routes && disni != null && shm != null) {
+            problems.add("rdmanio.fabric=auto has no fabric for the routed connections (disni: " + disni + "; shm: "
+                    + shm + ")");
+        }
+        effective(properties, engine, out);
         return 0;
+    }
+
+    /**
+     * The effective configuration: every known {@code rdmanio.*} property that is set, with its value (a key's value
+     * is not shown), and the engine's tunables as the engine will use them.
+     */
+    static void effective(Function<String, String> properties, EngineConfig engine, PrintStream out) {
+        out.println("effective configuration:");
+        for (String name : new TreeSet<>(KnownProperties.NAMES)) {
+            String value = properties.apply(name);
+            if (value != null) {
+                out.println("  " + name + "=" + (name.equals("rdmanio.resolver.key")
+                        ? "(set, " + value.length() + " characters, not shown)" : value));
+            }
+        }
+        boolean slotSet = properties.apply(ConfigLoader.SLOT_SIZE) != null;
+        out.println("  engine: slotSize " + (slotSet ? engine.slotSize() + " (set)"
+                    : "unset: the fabric's preference (shm 65536, loopback and disni " + engine.slotSize() + ")")
+                + ", ringDepth " + engine.ringDepth() + ", controlSlots " + engine.controlSlots() + ", spinMicros "
+                + engine.spinMicros() + ", lingerMillis " + engine.lingerMillis() + ", lingerMaxBytes "
+                + engine.lingerMaxBytes());
     }
 }

@@ -1,7 +1,10 @@
 package io.rdmanio.selector.config;
 
+import java.util.List;
+
 /**
- * A small JSON text builder for the run summary: objects, strings, numbers, booleans and null, indented two spaces.
+ * A small JSON text builder for the run summary and the doctor: objects, strings, arrays of strings, numbers,
+ * booleans and null, indented two spaces.
  * The caller nests {@link #beginObject}/{@link #endObject} correctly; names and values are escaped here.
  *
  * <p>Not thread-safe.
@@ -62,6 +65,27 @@ final class JsonWriter {
         } else {
             string(value);
         }
+        hasMember = true;
+        return this;
+    }
+
+    /** An array of strings as member {@code name}, one element a line. */
+    JsonWriter member(String name, List<String> values) {
+        name(name);
+        out.append('[');
+        depth++;
+        for (int i = 0; i < values.size(); i++) {
+            if (i > 0) {
+                out.append(',');
+            }
+            newline();
+            string(values.get(i));
+        }
+        depth--;
+        if (!values.isEmpty()) {
+            newline();
+        }
+        out.append(']');
         hasMember = true;
         return this;
     }

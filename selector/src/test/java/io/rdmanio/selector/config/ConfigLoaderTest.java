@@ -178,4 +178,19 @@ class ConfigLoaderTest {
         e = assertThrows(ConfigException.class, () -> load(Map.of("rdmanio.lingerMaxBytes", "lots")));
         assertEquals("-Drdmanio.lingerMaxBytes=lots is not a whole number", e.getMessage());
     }
+
+    @Test
+    void aNamedFabricThatCannotOpenIsSaidAtStartOnlyWhenRulesRouteToIt() throws Exception {
+        Path rules = dir.resolve("r.rules");
+        Files.writeString(rules, "connect 127.0.0.1 *\n");
+        String warning = ConfigLoader.unusableFabric(load(Map.of("rdmanio.fabric", "shm",
+            "rdmanio.rules", rules.toString())), NO_FABRICS);
+        assertEquals("-Drdmanio.fabric=shm cannot open on this machine: the shm fabric is not in this build."
+            + " Connections the rules route to it will fail (those under 'both' rules go over TCP). Use"
+            + " -Drdmanio.fabric=auto, or fix the cause; `./rdmanio doctor` checks the configuration.", warning);
+        assertNull(ConfigLoader.unusableFabric(load(Map.of("rdmanio.fabric", "shm")), NO_FABRICS),
+            "no rules: nothing is routed");
+        assertNull(ConfigLoader.unusableFabric(load(Map.of("rdmanio.rules", rules.toString())), NO_FABRICS),
+            "auto says it per connection");
+    }
 }

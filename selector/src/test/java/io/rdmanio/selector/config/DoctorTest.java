@@ -13,6 +13,7 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -104,5 +105,90 @@ class DoctorTest {
         Files.writeString(rules, "connect * 70000\n");
         String out = run(Map.of("rdmanio.rules", rules.toString()), 1);
         assertTrue(out.contains("configuration: ERROR " + rules + ":1: port 70000 out of range 0..65535"), out);
+    }
+
+    @Test
+    void aConfiguredFabricThatCannotOpenIsAProblemWithItsFix(@TempDir Path dir) throws Exception {
+        Path rules = dir.resolve("ok.rules");
+        Files.writeString(rules, "connect 127.0.0.1 *\n");
+        List<String> problems = new ArrayList<>();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int exit = Doctor.run(Map.of("rdmanio.rules", rules.toString(), "rdmanio.fabric", "disni")::get,
+            ONLY_LOOPBACK, new PrintStream(bytes, true, StandardCharsets.UTF_8), problems);
+        assertEquals(0, exit, "the configuration itself loads");
+        assertEquals(1, problems.size(), problems.toString());
+        assertTrue(problems.get(0).startsWith("rdmanio.fabric=disni cannot open here: the disni fabric is not in this"
+            + " build; for peers on this host use -Drdmanio.fabric=shm"), problems.get(0));
+
+        problems.clear();
+        Doctor.run(Map.of("rdmanio.rules", rules.toString())::get, ONLY_LOOPBACK,
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), problems);
+        assertEquals(1, problems.size(), "auto with rules and no fabric: " + problems);
+        assertTrue(problems.get(0).startsWith("rdmanio.fabric=auto has no fabric for the routed connections"),
+            problems.get(0));
+
+        problems.clear();
+        Doctor.run(Map.of("rdmanio.fabric", "loopback")::get, ONLY_LOOPBACK,
+            new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8), problems);
+        assertEquals(List.of(), problems);
+    }
+
+    @Test
+    void printsTheEffectiveConfigurationWithoutTheKey() {
+        String out = run(Map.of("rdmanio.fabric", "loopback", "rdmanio.ringDepth", "8",
+            "rdmanio.resolver.key", "secret-words-of-twenty"), 0);
+        assertTrue(out.contains("effective configuration:\n  rdmanio.fabric=loopback\n"
+            + "  rdmanio.resolver.key=(set, 22 characters, not shown)\n  rdmanio.ringDepth=8\n"), out);
+        assertTrue(out.contains("  engine: slotSize unset: the fabric's preference (shm 65536, loopback and disni"
+            + " 16384), ringDepth 8, controlSlots 2, spinMicros 50, lingerMillis 30000, lingerMaxBytes 268435456\n"),
+            out);
+        assertTrue(!out.contains("secret-words"), out);
+    }
+
+    @Test
+    void findingsPrintAsTextAndAsJson() {
+        Doctor.Findings f = new Doctor.Findings();
+        f.section("configuration").println("fabric shm: available");
+        f.section("rdma").println("rdma devices: none");
+        f.section("rdma").println("memlock \"8\" KiB");
+        assertEquals("rdmanio 1.2\nfabric shm: available\nrdma devices: none\nmemlock \"8\" KiB\n"
+            + "doctor: no problems found (exit 0)\n", f.text("1.2", 0));
+        f.problems.add("unknown property -Drdmanio.fabirc is ignored (did you mean rdmanio.fabric?)");
+        assertTrue(f.text("1.2", 1).endsWith("doctor: 1 problem(s) (exit 1):\n  - unknown property"
+            + " -Drdmanio.fabirc is ignored (did you mean rdmanio.fabric?)\n"), f.text("1.2", 1));
+        assertEquals("{\n  \"version\": \"1.2\",\n  \"status\": 1,\n  \"problems\": [\n    \"unknown property"
+            + " -Drdmanio.fabirc is ignored (did you mean rdmanio.fabric?)\"\n  ],\n  \"sections\": {\n"
+            + "    \"configuration\": [\n      \"fabric shm: available\"\n    ],\n    \"rdma\": [\n"
+            + "      \"rdma devices: none\",\n      \"memlock \\\"8\\\" KiB\"\n    ]\n  }\n}\n", f.json("1.2", 1));
+    }
+
+    /** The doctor as the launcher runs it: in the caller's directory, a relative rules path, exit codes, JSON. */
+    @Test
+    void asAProcessItReadsPathsFromItsDirectoryAndExitsOnProblems(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("here.rules"), "connect 127.0.0.1 *\n");
+        Process ok = doctor(dir, "-Drdmanio.rules=here.rules", "-Drdmanio.fabric=loopback");
+        String out = new String(ok.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, ok.waitFor(), out);
+        assertTrue(out.contains("rdmanio.rules=here.rules (" + dir.resolve("here.rules").toRealPath()) || out.contains(
+            "rdmanio.rules=here.rules (" + dir.resolve("here.rules")), out);
+        assertTrue(out.endsWith("doctor: no problems found (exit 0)\n"), out);
+
+        Process bad = doctor(dir, "-Drdmanio.fabirc=loopback", "-Drdmanio.fabric=loopback", Doctor.JSON);
+        String json = new String(bad.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(1, bad.waitFor(), json);
+        assertTrue(json.startsWith("{\n  \"version\": ") && json.contains("\"status\": 1,\n  \"problems\": [\n"
+            + "    \"unknown property -Drdmanio.fabirc is ignored (did you mean rdmanio.fabric?)\"\n  ],"), json);
+    }
+
+    private static Process doctor(Path dir, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp", System.getProperty("java.class.path")));
+        List<String> rest = new ArrayList<>();
+        for (String a : args) {
+            (a.startsWith("-D") ? cmd : rest).add(a);
+        }
+        cmd.add(Doctor.class.getName());
+        cmd.addAll(rest);
+        return new ProcessBuilder(cmd).directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
     }
 }
