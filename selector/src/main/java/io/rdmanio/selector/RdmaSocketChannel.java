@@ -127,6 +127,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         this.remoteAddress = accepted.remoteAddress();
         this.counted = true;
         this.options.putAll(inherited);
+        accepted.setLingerZero(Integer.valueOf(0).equals(inherited.get(StandardSocketOptions.SO_LINGER)));
         RunStats.get().connectionOpened(true);
     }
 
@@ -515,6 +516,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 throw new ClosedChannelException();
             }
             connection = c;
+            c.setLingerZero(Integer.valueOf(0).equals(options.get(StandardSocketOptions.SO_LINGER)));
             remoteAddress = isa;
             state = ST_PENDING;
             route = ROUTE_FABRIC;
@@ -1181,13 +1183,20 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             v = linger < 0 ? -1 : Math.min(linger, 65535);
         }
         SocketChannel d;
+        Connection c;
         synchronized (stateLock) {
             ensureOpen();
             d = delegate;
+            c = connection;
             if (d == null) {
                 options.put(name, v);
-                return this;
             }
+        }
+        if (d == null) {
+            if (c != null && name == StandardSocketOptions.SO_LINGER) {
+                c.setLingerZero((Integer) v == 0);
+            }
+            return this;
         }
         d.setOption(name, value);
         return this;

@@ -1225,6 +1225,68 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertFalse(e instanceof ClosedChannelException, "the error is the peer's reset, not a local close: " + e);
     }
 
+    /**
+     * TCP's close with received bytes still unread is a reset, not a FIN: the peer reads what this side had sent
+     * before, then "connection reset", and its writes fail.
+     */
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void closeWithUnreadBytesResetsThePeer(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        byte[] toPeer = pattern(100, 21);
+        writeFully(p[0], ByteBuffer.wrap(toPeer));
+        writeFully(p[1], ByteBuffer.wrap(pattern(1000, 22)));
+        // One byte read proves the peer's bytes arrived; the other 999 stay unread at the close.
+        assertEquals(1, readFully(p[0], ByteBuffer.allocate(1)));
+        p[0].close();
+        p[1].configureBlocking(blocking);
+        ByteBuffer in = ByteBuffer.allocate(toPeer.length);
+        assertEquals(toPeer.length, readFully(p[1], in), "the bytes sent before the close arrive first");
+        assertArrayEquals(toPeer, in.array());
+        Selector sel = blocking ? null : selector();
+        if (sel != null) {
+            p[1].register(sel, SelectionKey.OP_READ);
+        }
+        ByteBuffer b = ByteBuffer.allocate(10);
+        IOException e = assertThrows(IOException.class, () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                b.clear();
+                if (p[1].read(b) < 0) {
+                    return;
+                }
+                if (sel != null) {
+                    sel.select(100);
+                    sel.selectedKeys().clear();
+                }
+            }
+        }, "a close with unread bytes resets the peer (end of stream would be a FIN)");
+        assertFalse(e instanceof ClosedChannelException, "the peer's reset, not a local close: " + e);
+        assertThrows(IOException.class, () -> p[1].write(ByteBuffer.wrap(new byte[10])), "writing after the reset");
+    }
+
+    /**
+     * Bytes that reach a closed socket are answered with a reset: the writer's first write after the peer's close
+     * is accepted, as TCP accepts it, and a later one fails.
+     */
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void writesAfterThePeerClosedFailAfterTheFirst(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        p[0].close();
+        p[1].configureBlocking(blocking);
+        assertEquals(-1, readToEnd(p[1]), "the peer's FIN");
+        assertEquals(10, p[1].write(ByteBuffer.wrap(new byte[10])), "TCP accepts the first write after the FIN");
+        IOException e = assertThrows(IOException.class, () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                p[1].write(ByteBuffer.wrap(new byte[10]));
+                Thread.sleep(10);
+            }
+        }, "the reset those bytes provoked fails a later write");
+        assertFalse(e instanceof ClosedChannelException, "the peer's reset, not a local close: " + e);
+    }
+
     @ParameterizedTest(name = "blocking={0}")
     @ValueSource(booleans = {true, false})
     void abortiveCloseDeliversWrittenBytesThenReset(boolean blocking) throws Exception {

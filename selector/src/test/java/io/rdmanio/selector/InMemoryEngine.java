@@ -309,6 +309,7 @@ final class InMemoryEngine implements Engine {
         boolean reset;
         boolean inputShut;
         boolean outputShut;
+        boolean wroteAfterPeerClosed;
 
         MemConnection(InetSocketAddress local, InetSocketAddress remote, ConnectionOptions options) {
             this.local = local;
@@ -448,8 +449,14 @@ final class InMemoryEngine implements Engine {
                     throw new IOException("output shut down");
                 }
                 p = peer;
+                if (p.closed && wroteAfterPeerClosed) {
+                    // The reset the first such write provoked.
+                    throw new IOException("Broken pipe: " + remote + " closed the connection on the memory fabric");
+                }
                 if (p.closed || p.inputShut) {
-                    // As TCP: bytes to a closed peer are dropped (the peer would answer with a reset).
+                    // As TCP: bytes to a closed peer are dropped (the peer answers with a reset, which fails the
+                    // next write).
+                    wroteAfterPeerClosed |= p.closed;
                     for (int i = offset; i < offset + length; i++) {
                         n += srcs[i].remaining();
                         srcs[i].position(srcs[i].limit());
@@ -562,7 +569,12 @@ final class InMemoryEngine implements Engine {
 
         @Override
         public void close() {
-            end(false);
+            boolean unread;
+            synchronized (lock) {
+                unread = inbox.position() > 0;
+            }
+            // As TCP: a close with received bytes unread is a reset.
+            end(unread);
         }
 
         @Override

@@ -78,12 +78,23 @@ public interface Connection extends AutoCloseable {
     /** The engine this connection belongs to. */
     Engine engine();
 
-    /** Orderly close: FIN after pending bytes, then disconnect; frees every resource. Idempotent, never blocks. */
+    /**
+     * Orderly close: FIN after pending bytes, then disconnect; frees every resource. Idempotent, never blocks. As
+     * TCP's close, it is abortive instead (the peer reads "connection reset", bytes not yet sent are dropped) when
+     * received bytes are still unread, and a close that finds more bytes arriving afterwards resets the peer.
+     */
     @Override
     void close();
 
     /** Abortive close (SO_LINGER 0): disconnect at once; the peer reads "connection reset". */
     void abort();
+
+    /**
+     * Whether the socket's {@code SO_LINGER} is 0: then the close a normal JVM exit makes for this connection, if
+     * the program left it open, is abortive, as the kernel resets such a socket when its process exits.
+     */
+    default void setLingerZero(boolean lingerZero) {
+    }
 
     /**
      * After {@link #close()}: waits, driving progress, until the bytes written and the FIN have been delivered

@@ -112,6 +112,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * fails the next, once the peer's reset came back).
      */
     private boolean wroteAfterPeerClose;
+    /** Data arrived after the local close: the connection is reset from the flush queue, as TCP resets then. */
+    private boolean abortOnData;
+    /** SO_LINGER is 0: a close at JVM exit is abortive. */
+    private volatile boolean lingerZero;
+    /** DISCONNECTED arrived: a write first lets progress judge whether the peer's FIN came before it. */
+    private volatile boolean disconnectHint;
     private boolean userClosed;
     private boolean tornDown;
     private boolean helloReceived;
@@ -391,6 +397,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 engine.bytesReceived.addAndGet(length);
                 if (length == 0 || inputShutdown || userClosed) {
                     repostDataLocked(i);
+                    if (length > 0 && userClosed && !abortOnData) {
+                        // Bytes for a socket that was closed: TCP answers them with a reset (the peer's next
+                        // write fails, and this side's unsent bytes are dropped).
+                        abortOnData = true;
+                        engine.requestFlush(this);
+                    }
                 } else {
                     recvLen[i] = length;
                     readQueue[(int) (readTail++ % recvCount)] = i;
@@ -454,8 +466,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         if (status != Completions.SUCCESS) {
             if (status == Completions.WR_FLUSH_ERR) {
-                // After the peer's FIN: the peer closed, and this send was that write into the void.
-                wroteAfterPeerClose |= finReceived;
+                // After the peer's FIN: the peer closed, and this send was that write into the void (a credit frame
+                // flushed the same way is no write of the application's).
+                wroteAfterPeerClose |= finReceived && kind == KIND_DATA;
                 return;
             }
             if (status == Completions.RETRY_EXC_ERR && finReceived && kind == KIND_CONTROL
@@ -519,6 +532,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     break;
                 case DISCONNECTED:
                     disconnectSeen = true;
+                    disconnectHint = true;
                     if (failure == null && !userClosed && e.reason() != null
                         && e.reason().startsWith(CmEvent.PROTOCOL_ERROR)) {
                         // The fabric caught the peer breaking its protocol: say what, at once.
@@ -556,11 +570,20 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** Deferred work from the engine's flush queue: credit owed after reads, slots returned by loans. */
     void flush() {
         boolean fire;
+        boolean aborted = false;
         synchronized (lock) {
+            if (abortOnData && failure == null && !tornDown) {
+                abortOnData = false;
+                abortLocked();
+                aborted = true;
+            }
             flushLocked();
             fire = updateReadinessLocked();
         }
-        if (fire) {
+        if (aborted) {
+            engine.wakeWaiters();
+        }
+        if (fire || aborted) {
             fireReadiness();
         }
     }
@@ -773,6 +796,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      */
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        if (disconnectHint && judgementPending()) {
+            // The peer is gone; whether it closed in order (its FIN among the receives not yet polled: TCP accepts
+            // this first write) or reset is known once they are.
+            engine.progressIfNotInside();
+        }
         long total = writeOnce(srcs, offset, length, false);
         if (hasRemaining(srcs, offset, length) && engine.progress() > 0) {
             try {
@@ -1285,8 +1313,36 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         fireReadiness();
     }
 
+    private boolean judgementPending() {
+        synchronized (lock) {
+            return disconnectJudgementPending;
+        }
+    }
+
     @Override
     public void close() {
+        if (!isClosedLocally()) {
+            // Bytes already in this side's ring are received, in TCP's terms, even if no completion was polled yet:
+            // whether the close finds them unread decides between FIN and reset.
+            engine.progressIfNotInside();
+        }
+        boolean aborted = false;
+        synchronized (lock) {
+            if (userClosed) {
+                return;
+            }
+            if (readHead != readTail && !tornDown && state == OPEN && failure == null && !disconnectSeen) {
+                // As TCP's close with unread received bytes: a reset, not a FIN; unsent bytes are dropped.
+                abortLocked();
+                lastReady = readyOpsLocked();
+                aborted = true;
+            }
+        }
+        if (aborted) {
+            engine.wakeWaiters();
+            fireReadiness();
+            return;
+        }
         synchronized (lock) {
             if (userClosed) {
                 return;
@@ -1321,21 +1377,35 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     @Override
     public void abort() {
         synchronized (lock) {
-            userClosed = true;
-            discardQueuedLocked(false);
-            if (!tornDown) {
-                // Staged bytes that never left are dropped, as a reset drops a TCP socket's send queue.
-                fillSeq = postSeq;
-                finPending = false;
-                if (!resetAfterInFlightLocked()) {
-                    disconnectLocked();
-                }
-                tryTeardownLocked();
-                lingerLocked();
-            }
+            abortLocked();
         }
         engine.wakeWaiters();
         fireReadiness();
+    }
+
+    private void abortLocked() {
+        userClosed = true;
+        discardQueuedLocked(false);
+        if (!tornDown) {
+            // Staged bytes that never left are dropped, as a reset drops a TCP socket's send queue.
+            fillSeq = postSeq;
+            finPending = false;
+            if (!resetAfterInFlightLocked()) {
+                disconnectLocked();
+            }
+            tryTeardownLocked();
+            lingerLocked();
+        }
+    }
+
+    @Override
+    public void setLingerZero(boolean lingerZero) {
+        this.lingerZero = lingerZero;
+    }
+
+    /** Whether SO_LINGER is 0: the close at JVM exit is abortive. */
+    boolean lingerZero() {
+        return lingerZero;
     }
 
     /**

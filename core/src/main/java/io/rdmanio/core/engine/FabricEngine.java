@@ -399,6 +399,14 @@ final class FabricEngine implements Engine {
     // -------------------------------------------------------------------------------------------------------------
     // Progress.
 
+    /**
+     * {@link #progress()}, unless this thread is already inside one (a close from a readiness callback): then the
+     * outer one finishes the work.
+     */
+    int progressIfNotInside() {
+        return progressLock.isHeldByCurrentThread() ? 0 : progress();
+    }
+
     @Override
     public int progress() {
         if (closed || !progressLock.tryLock()) {
@@ -913,7 +921,12 @@ final class FabricEngine implements Engine {
                         activity.put(c, seen);
                     }
                     if (late || now - seen[1] - quietNanos >= 0) {
-                        c.close();
+                        // As the kernel closes a process's sockets at exit: SO_LINGER 0 resets.
+                        if (c.lingerZero()) {
+                            c.abort();
+                        } else {
+                            c.close();
+                        }
                     } else {
                         stillOpen++;
                         nextCheck = Math.min(nextCheck, seen[1] + quietNanos);

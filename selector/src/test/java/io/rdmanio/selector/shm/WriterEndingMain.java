@@ -2,6 +2,7 @@ package io.rdmanio.selector.shm;
 
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 
@@ -19,6 +20,8 @@ import java.nio.channels.SocketChannel;
  * hook-close     return from main; a shutdown hook writes the last 64 KiB, then closes
  * hook-slow      as hook-close, but the hook first works for half a second (a graceful stop that takes its time)
  * hang           nothing: waits (at most ten minutes) to be killed
+ * linger0-exit   SO_LINGER 0 set before writing, then System.exit(0) with the channel open
+ * unread-exit    reads one byte of what the peer sends, then System.exit(0) with the rest unread
  * </pre>
  * It knows nothing of rdmanio: the JVM it runs in decides whether the socket is the JDK's TCP or a fabric's.
  */
@@ -33,6 +36,9 @@ public final class WriterEndingMain {
         int bytes = Integer.parseInt(args[1]);
         String ending = args[2];
         SocketChannel ch = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+        if (ending.equals("linger0-exit")) {
+            ch.setOption(StandardSocketOptions.SO_LINGER, 0);
+        }
         ByteBuffer b = ByteBuffer.wrap(NioPeerMain.pattern(bytes, 5));
         if (ending.equals("hook-close") || ending.equals("hook-slow")) {
             // The rest is written by a shutdown hook, as a server's graceful stop answers its last requests.
@@ -76,6 +82,17 @@ public final class WriterEndingMain {
                 break;
             case "shutout-exit":
                 ch.shutdownOutput();
+                System.exit(0);
+                break;
+            case "linger0-exit":
+                System.exit(0);
+                break;
+            case "unread-exit":
+                // One byte proves the peer's bytes arrived; the kernel resets a socket closed with bytes unread.
+                if (ch.read(ByteBuffer.allocate(1)) != 1) {
+                    out.println("ERROR no byte from the peer");
+                    System.exit(2);
+                }
                 System.exit(0);
                 break;
             case "hang":

@@ -213,6 +213,47 @@ class WriterEndingParityTest {
     }
 
     /**
+     * The endings where the kernel resets instead of closing in order: a process that exits with a socket whose
+     * {@code SO_LINGER} is 0, or with bytes it received still unread. The reader gets the bytes the writer sent, then
+     * "connection reset", never end of stream.
+     */
+    @ParameterizedTest(name = "{0}, writer JVM ends by {1}")
+    @CsvSource({"tcp, linger0-exit", "tcp, unread-exit", "shm, linger0-exit", "shm, unread-exit"})
+    void abortiveEndingsInAnotherJvm(String transport, String ending) throws Exception {
+        int bytes = 100;
+        try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            List<String> args = List.of(
+                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(bytes),
+                ending);
+            try (Child writer = transport.equals("shm")
+                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args);
+                 SocketChannel reader = server.accept()) {
+                if (ending.equals("unread-exit")) {
+                    ByteBuffer toWriter = ByteBuffer.wrap(NioPeerMain.pattern(1000, 7));
+                    while (toWriter.hasRemaining()) {
+                        reader.write(toWriter);
+                    }
+                }
+                assertEquals(0, writer.awaitExit(), "the writer's exit status; it printed: " + writer.output());
+                ByteBuffer in = ByteBuffer.allocate(bytes + 1);
+                IOException e = assertThrows(IOException.class, () -> {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS);
+                    while (System.nanoTime() - deadline < 0) {
+                        if (reader.read(in) < 0) {
+                            return;
+                        }
+                    }
+                }, "the exit reset the connection (end of stream would be an orderly close)");
+                assertFalse(e instanceof ClosedChannelException, e.toString());
+                assertEquals(bytes, in.position(), "the bytes written before the exit arrive before the reset");
+                assertEquals(NioPeerMain.crc(NioPeerMain.pattern(bytes, 5), 0, bytes),
+                    NioPeerMain.crc(in.array(), 0, bytes));
+            }
+        }
+    }
+
+    /**
      * The exit's wait is bounded: a writer JVM whose reader never reads exits after {@code rdmanio.lingerMillis}
      * without progress, and the reader then reads what had reached its ring, then the reset.
      */
