@@ -1,6 +1,7 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.EngineConfig;
+import io.rdmanio.core.fabric.shm.ShmFabricProvider;
 import io.rdmanio.core.resolver.Resolution;
 import io.rdmanio.core.resolver.Resolver;
 import io.rdmanio.core.resolver.ResolverInterfaces;
@@ -60,6 +61,9 @@ public final class Doctor {
             findings.problems.add(line);
         }
         int status = run(System::getProperty, SystemFabrics.INSTANCE, out, findings.problems);
+        String sealed = ShmFabricProvider.sealedMemoryProblem();
+        out.println("shm memory: " + (sealed == null ? "sealed memfds (no peer can shrink what this process maps)"
+                : "plain files, which a peer could shrink: " + sealed));
         String fabric = System.getProperty(ConfigLoader.FABRIC, FabricChoice.AUTO);
         int rdma = RdmaReport.system().print(findings.section("rdma"));
         if (rdma > 0 && fabric.equals(FabricChoice.DISNI)) {

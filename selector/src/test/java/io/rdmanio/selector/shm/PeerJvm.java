@@ -84,6 +84,11 @@ final class PeerJvm implements AutoCloseable {
         // As the agent exports it: rdmanio's exit hook then runs after the application's own.
         cmd.add("--add-exports");
         cmd.add("java.base/jdk.internal.access=ALL-UNNAMED");
+        if (!java.equals(Path.of(System.getProperty("java.home"), "bin", "java"))) {
+            // Another JDK (24+ for virtual threads) beside this one: sealed shared memory as this JVM has it, which
+            // JDK 24 and later load only with native access enabled.
+            cmd.add("--enable-native-access=ALL-UNNAMED");
+        }
         cmd.add("-Djava.nio.channels.spi.SelectorProvider=" + RdmaSelectorProvider.class.getName());
         cmd.add("-Drdmanio.rules=" + rules);
         cmd.add("-Drdmanio.fabric=shm");

@@ -33,6 +33,14 @@ public final class ShmFabricProvider implements FabricProvider {
     /** A UNIX socket path holds 107 bytes; the longest rendezvous name under the directory takes 58. */
     static final int MAX_DIR_LENGTH = 107 - 58;
 
+    /**
+     * {@code null} when this process shares sealed memory that no peer can shrink (and requires it of peers), else
+     * why it shares plain files; for {@code doctor}. Loads librdmanio-shm if it was not loaded yet.
+     */
+    public static String sealedMemoryProblem() {
+        return ShmNatives.unavailableReason();
+    }
+
     @Override
     public String name() {
         return NAME;

@@ -48,10 +48,22 @@ final class PeerProcess implements AutoCloseable {
         return startAs(List.of(), System.getProperty("java.class.path"), args);
     }
 
+    /** Starts the peer with this JVM's class path and {@code -Drdmanio.shm.sealed=false}: plain shared files. */
+    static PeerProcess startUnsealed(String... args) throws IOException {
+        return startAs(List.of(), List.of("-D" + ShmNatives.SEALED_PROPERTY + "=false"),
+            System.getProperty("java.class.path"), args);
+    }
+
     /** Starts the peer behind {@code prefix} (e.g. a command changing the user) with {@code classPath}. */
     static PeerProcess startAs(List<String> prefix, String classPath, String... args) throws IOException {
+        return startAs(prefix, List.of(), classPath, args);
+    }
+
+    private static PeerProcess startAs(List<String> prefix, List<String> jvmArgs, String classPath, String... args)
+            throws IOException {
         List<String> command = new ArrayList<>(prefix);
         command.add(java());
+        command.addAll(jvmArgs);
         command.add("-Xshare:auto");
         command.add("-cp");
         command.add(classPath);

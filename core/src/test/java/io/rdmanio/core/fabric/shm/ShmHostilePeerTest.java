@@ -1,8 +1,11 @@
 package io.rdmanio.core.fabric.shm;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
@@ -15,6 +18,7 @@ import java.nio.ByteBuffer;
 import java.util.Random;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A peer process that breaks what it shares with this one (overwrites the connection's ring with zeros or garbage,
@@ -35,8 +39,15 @@ class ShmHostilePeerTest extends WithShmEngine {
     void aPeerBreakingWhatItSharesFailsOnlyItsConnection(String misdeed, String named) throws Exception {
         long seed = System.nanoTime();
         Random random = new Random(seed);
-        try (PeerProcess hostile = PeerProcess.start("hostile-echo", dir.toString(), misdeed, Long.toString(seed));
-             PeerProcess healthy = PeerProcess.start("engine-echo", dir.toString())) {
+        // Shrinking is possible only with plain shared files (sealed memory refuses it, below): the fallback where
+        // the library is missing, or rdmanio.shm.sealed=false on both sides.
+        boolean plain = misdeed.equals("region") || misdeed.equals("directory");
+        ShmNatives.offForTests(plain);
+        try (PeerProcess hostile = plain
+                ? PeerProcess.startUnsealed("hostile-echo", dir.toString(), misdeed, Long.toString(seed))
+                : PeerProcess.start("hostile-echo", dir.toString(), misdeed, Long.toString(seed));
+             PeerProcess healthy = plain ? PeerProcess.startUnsealed("engine-echo", dir.toString())
+                : PeerProcess.start("engine-echo", dir.toString())) {
             Connection victim = connect(hostile);
             Connection other = connect(healthy);
             echo(victim, random, seed);
@@ -70,6 +81,69 @@ class ShmHostilePeerTest extends WithShmEngine {
             }
             victim.close();
             other.close();
+        } finally {
+            ShmNatives.offForTests(false);
+        }
+    }
+
+    /**
+     * With sealed memory (the default where librdmanio-shm loads), a peer cannot shrink any memory it shares with
+     * this process: every truncation it tries fails, and both connections go on, byte-exact.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"region", "directory", "readymap"})
+    void aPeerCannotShrinkSealedMemory(String misdeed) throws Exception {
+        requireSealedMemory();
+        long seed = System.nanoTime();
+        Random random = new Random(seed);
+        try (PeerProcess hostile = PeerProcess.start("hostile-echo", dir.toString(), misdeed, Long.toString(seed));
+             PeerProcess healthy = PeerProcess.start("engine-echo", dir.toString())) {
+            Connection victim = connect(hostile);
+            Connection other = connect(healthy);
+            echo(victim, random, seed);
+            hostile.send("go");
+            String refused = hostile.expect("REFUSED " + misdeed);
+            assertTrue(refused.contains("Operation not permitted"), refused);
+            for (int i = 0; i < 20; i++) {
+                echo(victim, random, seed);
+                echo(other, random, seed);
+            }
+            victim.close();
+            other.close();
+        }
+    }
+
+    /** A peer whose shared memory is not sealed is refused: its connection fails at setup, naming why. */
+    @org.junit.jupiter.api.Test
+    void aPeerOfferingUnsealedMemoryIsRefused() throws Exception {
+        requireSealedMemory();
+        long seed = System.nanoTime();
+        Random random = new Random(seed);
+        try (PeerProcess unsealed = PeerProcess.startUnsealed("engine-echo", dir.toString());
+             PeerProcess healthy = PeerProcess.start("engine-echo", dir.toString())) {
+            Connection other = connect(healthy);
+            IOException e = assertThrows(IOException.class, () -> {
+                Connection c = connect(unsealed);
+                // The peer's memory is mapped at the first exchange, if not at the handshake.
+                echo(c, random, seed);
+            });
+            assertTrue(String.valueOf(e.getMessage()).contains("not sealed against shrinking"), e.toString());
+            for (int i = 0; i < 20; i++) {
+                echo(other, random, seed);
+            }
+            other.close();
+        }
+    }
+
+    /**
+     * librdmanio-shm is built with core (gcc is part of the setup), so it must load; on JDK 24 and later only with
+     * native access enabled, which the test JVM may not have (then these cases are skipped).
+     */
+    static void requireSealedMemory() {
+        if (Runtime.version().feature() >= 24) {
+            assumeTrue(ShmNatives.unavailableReason() == null, ShmNatives::unavailableReason);
+        } else {
+            assertNull(ShmNatives.unavailableReason());
         }
     }
 

@@ -154,9 +154,10 @@ public final class ShmPeerMain {
                 echoed += c.write(buf, 0, 1);
                 buf[0].compact();
                 if (pending != null && echoed > 0 && buf[0].position() == 0 && goAhead) {
-                    commit((ShmFabric) fabric, pending, seed);
-                    say("DID " + pending);
-                    if (pending.equals("region") || pending.equals("directory")) {
+                    String refused = commit((ShmFabric) fabric, pending, seed);
+                    say(refused != null ? "REFUSED " + pending + ": " + refused : "DID " + pending);
+                    if (refused == null && (pending.equals("region") || pending.equals("directory")
+                            || pending.equals("readymap"))) {
                         // Its own memory now faults wherever it is touched: a hostile peer leaves it alone, so
                         // that the other end's check, not this process's death, is what ends the connection.
                         while (true) {
@@ -179,8 +180,11 @@ public final class ShmPeerMain {
         }
     }
 
-    /** Breaks what this process shares with its connection's other end (see the class comment). */
-    private static void commit(ShmFabric fabric, String misdeed, long seed) throws IOException {
+    /**
+     * Breaks what this process shares with its connection's other end (see the class comment); for the shrinking
+     * misdeeds, the error that refused every truncation (sealed memory), else {@code null}.
+     */
+    private static String commit(ShmFabric fabric, String misdeed, long seed) throws IOException {
         ShmQueuePair[] live = fabric.liveQueuePairs();
         ByteBuffer ring = live[0].rings();
         switch (misdeed) {
@@ -197,10 +201,22 @@ public final class ShmPeerMain {
                 break;
             case "region":
             case "directory":
+            case "readymap":
                 // Again and again: this process's own fabric grows its files back when it finds them shrunk, and a
                 // hostile peer would not.
                 java.util.List<java.nio.file.Path> files = new java.util.ArrayList<>();
-                if (misdeed.equals("region")) {
+                if (misdeed.equals("readymap")) {
+                    // Only where they are sealed: a shrunk ready map would kill this process at its next poll.
+                    java.util.Set<Integer> maps = new java.util.HashSet<>();
+                    for (ShmCompletionQueue cq : fabric.completionQueues()) {
+                        maps.add(cq.mapRkey());
+                    }
+                    for (ShmMemoryRegion r : fabric.sharedRegions()) {
+                        if (maps.contains(r.rkey())) {
+                            files.add(ShmHost.descriptorPath(ShmHost.pid(), r.file.fd));
+                        }
+                    }
+                } else if (misdeed.equals("region")) {
                     // Not its ready maps: this process updates them with atomic instructions whenever it polls or
                     // waits, and a fault there kills a JVM outright (SIGBUS in Unsafe compare-and-set, no
                     // InternalError), which would end the test before the other end could find anything.
@@ -215,6 +231,25 @@ public final class ShmPeerMain {
                     }
                 } else {
                     files.add(ShmHost.descriptorPath(ShmHost.pid(), fabric.directoryFd()));
+                }
+                String refused = null;
+                int done = 0;
+                for (java.nio.file.Path f : files) {
+                    try {
+                        truncate(f);
+                        done++;
+                    } catch (IOException e) {
+                        refused = files.size() + " file(s), " + f + ": " + e;
+                    }
+                }
+                if (done == 0) {
+                    if (refused == null) {
+                        throw new IOException("nothing to shrink for " + misdeed);
+                    }
+                    return refused;
+                }
+                if (misdeed.equals("readymap")) {
+                    throw new IOException("an unsealed ready map was shrunk: this process dies at its next poll");
                 }
                 Thread again = new Thread(() -> {
                     while (true) {
@@ -237,6 +272,7 @@ public final class ShmPeerMain {
             default:
                 throw new IllegalArgumentException(misdeed);
         }
+        return null;
     }
 
     private static void truncate(java.nio.file.Path file) throws IOException {
