@@ -14,6 +14,10 @@
 #   benchmarks/bench.sh --scale [--repeat N] [--idle 0,500,2000] [--connections 1000,5000] [--transports tcp,shm]
 #                                   a round trip beside idle connections, and N connections opened and held
 #                                   (rate, memory, descriptors, mappings per connection), TCP beside shm
+#   benchmarks/bench.sh --vthreads [N] [--platform]
+#                                   200 threads, each blocked on its own connection, 100 round trips of 64 B each,
+#                                   TCP then shm in N pairs (default 5): virtual threads on a JDK 21+ (the one on
+#                                   PATH, else the newest under /usr/lib/jvm); --platform: platform threads
 #   ... --transports tcp,disni      (after --quick or alone) only these transports; tcp is always one of them
 #
 # Builds the agent jar and the benchmarks jar first when they are missing or older than the sources.
@@ -27,8 +31,8 @@ agent_jar="$root/selector/target/rdmanio-agent.jar"
 
 mode=full
 case "${1:-}" in
-  --quick|--profile|--plots|--scale|--startup|--pairs) mode="${1#--}"; shift ;;
-  -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+  --quick|--profile|--plots|--scale|--startup|--pairs|--vthreads) mode="${1#--}"; shift ;;
+  -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
 esac
 extra=()
 if [[ $mode == pairs ]]; then
@@ -49,6 +53,18 @@ fi
 if [[ $mode == scale ]]; then
   extra=("$@")
   set --
+fi
+if [[ $mode == vthreads ]]; then
+  extra=(--pairs 5)
+  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+    extra=(--pairs "$1")
+    shift
+  fi
+  if [[ "${1:-}" == --platform ]]; then
+    extra+=(--platform)
+    shift
+  fi
+  [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --vthreads (expected [N] [--platform])" >&2; exit 2; }
 fi
 if [[ "${1:-}" == --transports && $mode != plots && $mode != profile ]]; then
   [[ -n "${2:-}" ]] || { echo "bench.sh: --transports needs a list such as tcp,disni" >&2; exit 2; }
@@ -150,6 +166,23 @@ case $mode in
     ;;
   scale)
     "$java" -cp "$cp" io.rdmanio.benchmarks.ScaleBench "${extra[@]}"
+    ;;
+  vthreads)
+    vjava="$java"
+    major="$("$vjava" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)"
+    if [[ " ${extra[*]} " != *" --platform "* ]] && (( ${major:-0} < 21 )); then
+      vjava=""
+      for home in $(ls -d /usr/lib/jvm/*/ 2>/dev/null | sort -r); do
+        m="$("$home/bin/java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)"
+        if (( ${m:-0} >= 21 )); then
+          vjava="$home/bin/java"
+          break
+        fi
+      done
+      [[ -n "$vjava" ]] || { echo "bench.sh: virtual threads need a JDK 21 or later (none on PATH or under /usr/lib/jvm)" >&2; exit 1; }
+      echo "(java on PATH is $major: running on $vjava)"
+    fi
+    "$vjava" -cp "$cp" io.rdmanio.benchmarks.VirtualThreadsBench "${extra[@]}"
     ;;
   profile)
     mkdir -p "$results"

@@ -14,6 +14,7 @@ import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.Completions;
+import io.rdmanio.core.fabric.Notifier;
 import io.rdmanio.core.fabric.QueuePair;
 import io.rdmanio.core.fabric.ResourceLimitException;
 import io.rdmanio.core.protocol.CreditWindow;
@@ -24,6 +25,7 @@ import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import org.slf4j.Logger;
 
 /**
@@ -309,6 +311,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             tryTeardownLocked();
             fire = updateReadinessLocked();
         }
+        signalWaiters();
         if (fire) {
             fireReadiness();
         }
@@ -556,6 +559,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             tryTeardownLocked();
             fire = updateReadinessLocked();
         }
+        signalWaiters();
         if (fire) {
             fireReadiness();
         }
@@ -581,7 +585,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             fire = updateReadinessLocked();
         }
         if (aborted) {
-            engine.wakeWaiters();
+            wakeAll();
+        } else {
+            signalWaiters();
         }
         if (fire || aborted) {
             fireReadiness();
@@ -955,7 +961,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             fire = updateReadinessLocked();
         }
         // A writer blocked for credit on another thread returns now with what it wrote (as TCP's shutdown does).
-        engine.wakeWaiters();
+        wakeAll();
         if (fire) {
             fireReadiness();
         }
@@ -1210,7 +1216,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             disconnectLocked();
             teardownQuietlyLocked();
         }
-        engine.wakeWaiters();
+        wakeAll();
         fireReadiness();
         return true;
     }
@@ -1309,7 +1315,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             discardQueuedLocked(false);
             teardownQuietlyLocked();
         }
-        engine.wakeWaiters();
+        wakeAll();
         fireReadiness();
     }
 
@@ -1339,7 +1345,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
         }
         if (aborted) {
-            engine.wakeWaiters();
+            wakeAll();
             fireReadiness();
             return;
         }
@@ -1370,7 +1376,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             lastReady = readyOpsLocked();
         }
-        engine.wakeWaiters();
+        wakeAll();
         fireReadiness();
     }
 
@@ -1379,7 +1385,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         synchronized (lock) {
             abortLocked();
         }
-        engine.wakeWaiters();
+        wakeAll();
         fireReadiness();
     }
 
@@ -1493,6 +1499,41 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             writeBlocked = false;
         }
         return gained;
+    }
+
+    /** Threads blocked in {@link #await} on this connection (each a {@link FabricEngine} waiter). */
+    private final ArrayList<Notifier> waitersHere = new ArrayList<>(2);
+
+    /** Registers a thread that waits on this connection: it is signalled whenever this connection changes. */
+    void addWaiter(Notifier w) {
+        synchronized (waitersHere) {
+            waitersHere.add(w);
+        }
+    }
+
+    void removeWaiter(Notifier w) {
+        synchronized (waitersHere) {
+            waitersHere.remove(w);
+        }
+    }
+
+    /**
+     * Signals the threads blocked on this connection (called after a change, outside the connection's lock): they
+     * re-check what they wait for. Only these: a completion for one connection no longer wakes every thread
+     * blocked on the engine.
+     */
+    private void signalWaiters() {
+        synchronized (waitersHere) {
+            for (int i = 0, n = waitersHere.size(); i < n; i++) {
+                waitersHere.get(i).signal();
+            }
+        }
+    }
+
+    /** This connection's waiters, and the engine's (selectors, listeners, and one thread to drive progress). */
+    private void wakeAll() {
+        signalWaiters();
+        engine.wakeWaiters();
     }
 
     private void fireReadiness() {

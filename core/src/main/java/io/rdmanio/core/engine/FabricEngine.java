@@ -627,9 +627,14 @@ final class FabricEngine implements Engine {
      */
     private void endWait(Notifier notifier) {
         synchronized (waiters) {
-            waiters.remove(notifier);
+            boolean wasWaiting = waiters.remove(notifier);
             if (relayWaiters.remove(notifier)) {
                 relayWaiterCount = relayWaiters.size();
+            }
+            if (!wasWaiting) {
+                // Signalled by wakeWaiters (perhaps as the one to drive progress and re-arm the queues) and leaving
+                // without re-arming: a thread still blocked on a connection takes that over.
+                handOverLocked();
             }
         }
         if (relayArmed && relayWaiterCount == 0) {
@@ -661,19 +666,58 @@ final class FabricEngine implements Engine {
         wakeWaiters();
     }
 
-    /** Signals every registered waiter once (they re-arm to wait again). */
+    /** Signals the longest-registered thread blocked on a connection, if any, to drive progress and re-arm. */
+    private void handOverLocked() {
+        for (int i = 0, n = waiters.size(); i < n; i++) {
+            Notifier x = waiters.get(i);
+            if (x instanceof ParkingWaiter && ((ParkingWaiter) x).blockedOnConnection) {
+                waiters.remove(i);
+                if (relayWaiters.remove(x)) {
+                    relayWaiterCount = relayWaiters.size();
+                }
+                x.signal();
+                return;
+            }
+        }
+    }
+
+    /**
+     * Signals the registered waiters once (they re-arm to wait again): every waiter that is not a thread blocked on
+     * one connection (a selector, an accept, a close waiting for delivery), and of the threads blocked on one
+     * connection only the longest-registered, which drives progress and re-arms the queues for the others. The
+     * others stay registered: their connection signals them itself when it changes
+     * ({@link FabricConnection#addWaiter}), so a completion costs a bounded number of wakeups, not one per thread
+     * blocked on the engine.
+     */
     void wakeWaiters() {
         synchronized (waiters) {
             int n = waiters.size();
             if (n == 0) {
                 return;
             }
+            Notifier driver = null;
+            int keep = 0;
             for (int i = 0; i < n; i++) {
-                waiters.get(i).signal();
+                Notifier x = waiters.get(i);
+                if (driver != null && x instanceof ParkingWaiter && ((ParkingWaiter) x).blockedOnConnection) {
+                    waiters.set(keep++, x);
+                    continue;
+                }
+                if (driver == null && x instanceof ParkingWaiter && ((ParkingWaiter) x).blockedOnConnection) {
+                    driver = x;
+                }
+                x.signal();
             }
-            waiters.clear();
-            relayWaiters.clear();
-            relayWaiterCount = 0;
+            waiters.subList(keep, n).clear();
+            int relays = 0;
+            for (int i = 0, m = relayWaiters.size(); i < m; i++) {
+                Notifier x = relayWaiters.get(i);
+                if (x != driver && x instanceof ParkingWaiter && ((ParkingWaiter) x).blockedOnConnection) {
+                    relayWaiters.set(relays++, x);
+                }
+            }
+            relayWaiters.subList(relays, relayWaiters.size()).clear();
+            relayWaiterCount = relays;
         }
     }
 
@@ -988,9 +1032,19 @@ final class FabricEngine implements Engine {
             SpinWait.pause(round);
         }
         ParkingWaiter w = ParkingWaiter.current();
+        FabricConnection c = target instanceof FabricConnection ? (FabricConnection) target : null;
+        if (c != null) {
+            // Registered before the first re-check: a change of c from now on signals this thread.
+            w.blockedOnConnection = true;
+            c.addWaiter(w);
+        }
         try {
             return awaitArmed(w, target, ops, deadline);
         } finally {
+            if (c != null) {
+                c.removeWaiter(w);
+                w.blockedOnConnection = false;
+            }
             endWait(w);
         }
     }
@@ -1050,6 +1104,8 @@ final class FabricEngine implements Engine {
         private static final ThreadLocal<ParkingWaiter> CURRENT = ThreadLocal.withInitial(ParkingWaiter::new);
         private final Thread thread = Thread.currentThread();
         private volatile boolean signalled;
+        /** Blocked on one connection, which signals it on every change (see {@link #wakeWaiters}). */
+        volatile boolean blockedOnConnection;
 
         static ParkingWaiter current() {
             return CURRENT.get();
