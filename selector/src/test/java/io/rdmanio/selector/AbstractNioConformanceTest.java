@@ -1212,17 +1212,29 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         SocketChannel[] p = pair();
         p[0].setOption(StandardSocketOptions.SO_LINGER, 0);
         p[0].close();
-        ByteBuffer b = ByteBuffer.allocate(10);
-        IOException e = assertThrows(IOException.class, () -> {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-            while (System.nanoTime() - deadline < 0) {
-                b.clear();
-                if (p[1].read(b) < 0) {
-                    return;
-                }
-            }
-        }, "an abortive close resets the peer");
+        IOException e = assertThrows(IOException.class, () -> readUntilEnd(p[1], ByteBuffer.allocate(10), null),
+            "an abortive close resets the peer");
         assertFalse(e instanceof ClosedChannelException, "the error is the peer's reset, not a local close: " + e);
+    }
+
+    /**
+     * Reads into {@code into} (cleared whenever full) until end of stream or an exception, within the wait bound;
+     * {@code sel}, when not null, is the selector {@code ch} is registered with for reading.
+     */
+    private static void readUntilEnd(SocketChannel ch, ByteBuffer into, Selector sel) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (System.nanoTime() - deadline < 0) {
+            if (!into.hasRemaining()) {
+                into.clear();
+            }
+            if (ch.read(into) < 0) {
+                return;
+            }
+            if (sel != null) {
+                sel.select(100);
+                sel.selectedKeys().clear();
+            }
+        }
     }
 
     /**
@@ -1247,20 +1259,8 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         if (sel != null) {
             p[1].register(sel, SelectionKey.OP_READ);
         }
-        ByteBuffer b = ByteBuffer.allocate(10);
-        IOException e = assertThrows(IOException.class, () -> {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-            while (System.nanoTime() - deadline < 0) {
-                b.clear();
-                if (p[1].read(b) < 0) {
-                    return;
-                }
-                if (sel != null) {
-                    sel.select(100);
-                    sel.selectedKeys().clear();
-                }
-            }
-        }, "a close with unread bytes resets the peer (end of stream would be a FIN)");
+        IOException e = assertThrows(IOException.class, () -> readUntilEnd(p[1], ByteBuffer.allocate(10), sel),
+            "a close with unread bytes resets the peer (end of stream would be a FIN)");
         assertFalse(e instanceof ClosedChannelException, "the peer's reset, not a local close: " + e);
         assertThrows(IOException.class, () -> p[1].write(ByteBuffer.wrap(new byte[10])), "writing after the reset");
     }
@@ -1301,18 +1301,8 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
             p[1].register(sel, SelectionKey.OP_READ);
         }
         ByteBuffer in = ByteBuffer.allocate(data.length + 1);
-        IOException e = assertThrows(IOException.class, () -> {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-            while (System.nanoTime() - deadline < 0) {
-                if (p[1].read(in) < 0) {
-                    return;
-                }
-                if (sel != null) {
-                    sel.select(100);
-                    sel.selectedKeys().clear();
-                }
-            }
-        }, "the reset is reported after the bytes");
+        IOException e = assertThrows(IOException.class, () -> readUntilEnd(p[1], in, sel),
+            "the reset is reported after the bytes");
         assertFalse(e instanceof ClosedChannelException, "the error is the peer's reset, not a local close: " + e);
         assertEquals(data.length, in.position(), "every byte written before the abortive close is read first");
         assertArrayEquals(data, Arrays.copyOf(in.array(), data.length));

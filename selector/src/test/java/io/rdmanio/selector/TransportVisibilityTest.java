@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import javax.management.openmbean.CompositeData;
@@ -167,6 +168,17 @@ class TransportVisibilityTest {
             assertTrue(count(read("BytesByFabric"), "loopback") >= 20_000);
             assertEquals(0L, read("ReceiverNotReady"));
             assertTrue((Long) read("CreditStalls") >= 0);
+            // Gauges: both ends of the fabric connection are open now; closed, and delivered, they are gone.
+            assertEquals(2L, count(read("OpenConnectionsByFabric"), "loopback"));
+            assertEquals(2L, (Long) read("OpenFabricConnections"));
+            c.close();
+            a.close();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while ((Long) read("OpenFabricConnections") != 0L) {
+                assertTrue(System.nanoTime() - deadline < 0, "closed connections are torn down: "
+                        + read("OpenConnectionsByFabric"));
+                Thread.sleep(10);
+            }
         }
     }
 }

@@ -78,6 +78,14 @@ public interface Engine extends AutoCloseable {
     /** Counters since the engine opened. */
     EngineStats stats();
 
+    /**
+     * A gauge: the engine's connections now, from the start of their setup until their teardown (open, or closed
+     * and still delivering); -1 when the engine does not count them.
+     */
+    default int openConnections() {
+        return -1;
+    }
+
     @Override
     void close();
 }

@@ -389,11 +389,16 @@ final class FabricEngine implements Engine {
         }
     }
 
-    /** Connections open or still being torn down (for tests). */
+    /** Connections open or still being torn down. */
     int connectionCount() {
         synchronized (setupLock) {
             return connections.size();
         }
+    }
+
+    @Override
+    public int openConnections() {
+        return connectionCount();
     }
 
     // -------------------------------------------------------------------------------------------------------------

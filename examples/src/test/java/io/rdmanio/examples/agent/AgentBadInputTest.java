@@ -38,7 +38,7 @@ class AgentBadInputTest {
     @Test
     void unknownOptionIsNamed() throws Exception {
         assertStopsSaying(runWith("fabric=loopback,rulez=/tmp/x"),
-                "unknown agent option 'rulez' in 'fabric=loopback,rulez=/tmp/x': expected rules, fabric, stats, fallbackMillis");
+                "unknown agent option 'rulez' in 'fabric=loopback,rulez=/tmp/x': expected rules, fabric, stats, fallbackMillis, debug");
     }
 
     @Test

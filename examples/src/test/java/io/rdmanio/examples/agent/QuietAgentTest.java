@@ -1,6 +1,7 @@
 package io.rdmanio.examples.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -42,6 +43,23 @@ class QuietAgentTest {
         assertEquals("hello over a socket\n", o.stdout(), o::describe);
         assertEquals("", o.stderr(), o::describe);
         assertEquals(2, AgentJvm.stat(stats, "connections", "rdma"), () -> AgentActivationTest.read(stats));
+    }
+
+    /** Asked for ({@code debug=routing}), the routing decisions are printed on stderr, one line each. */
+    @Test
+    void theRoutingDebugSwitchPrintsEachDecision() throws Exception {
+        Path rules = dir.resolve("hello.rules");
+        Files.writeString(rules, "bind 127.0.0.1 *\nconnect 127.0.0.1 *\n");
+        AgentJvm.Outcome o = AgentJvm.runAlone(dir, "rules=" + rules + ",fabric=shm,debug=routing", Hello.class,
+                "socket");
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("hello over a socket\n", o.stdout(), o::describe);
+        String[] lines = o.stderr().split("\n");
+        assertEquals(2, lines.length, o::describe);
+        assertTrue(lines[0].matches("rdmanio\\[routing\\]: bind /127\\.0\\.0\\.1:0: fabric by .*hello\\.rules:1: bind"
+                + " 127\\.0\\.0\\.1 \\*"), o::describe);
+        assertTrue(lines[1].matches("rdmanio\\[routing\\]: connect to /127\\.0\\.0\\.1:\\d+: fabric by"
+                + " .*hello\\.rules:2: connect 127\\.0\\.0\\.1 \\*"), o::describe);
     }
 
     /** Prints hello; with the argument {@code socket}, sends it through a connection to itself first. */

@@ -20,6 +20,7 @@ final class AgentOptions {
         m.put("fabric", ConfigLoader.FABRIC);
         m.put("stats", ConfigLoader.STATS);
         m.put("fallbackMillis", "rdmanio.fallbackMillis");
+        m.put("debug", io.rdmanio.selector.config.Debug.PROPERTY);
         PROPERTIES = java.util.Collections.unmodifiableMap(m);
     }
 

@@ -90,6 +90,10 @@ public final class ConfigLoader {
         for (String line : KnownProperties.warnings(System.getProperties().stringPropertyNames())) {
             System.err.println("rdmanio: " + line);
         }
+        for (String bad : Debug.unknown(System.getProperty(Debug.PROPERTY))) {
+            System.err.println("rdmanio: -D" + Debug.PROPERTY + ": unknown category '" + bad + "' is ignored (expected "
+                    + String.join(" or ", Debug.CATEGORIES) + ")");
+        }
     }
 
     /**

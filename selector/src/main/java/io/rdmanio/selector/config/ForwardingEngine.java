@@ -68,6 +68,11 @@ abstract class ForwardingEngine implements Engine {
     }
 
     @Override
+    public int openConnections() {
+        return engine.openConnections();
+    }
+
+    @Override
     public EngineStats stats() {
         return engine.stats();
     }

@@ -40,6 +40,10 @@ public final class RouteStats {
         if (LOG.isDebugEnabled()) {
             LOG.debug("connect to {}: {} by {}", remote, describe(route), route.rule() == null ? NO_RULE : route.rule());
         }
+        if (Debug.routing()) {
+            Debug.print("routing", "connect to " + remote + ": " + describe(route) + " by "
+                    + (route.rule() == null ? NO_RULE : route.rule()));
+        }
         return route;
     }
 
@@ -48,6 +52,10 @@ public final class RouteStats {
         INSTANCE.count(route);
         if (LOG.isDebugEnabled()) {
             LOG.debug("bind {}: {} by {}", local, describe(route), route.rule() == null ? NO_RULE : route.rule());
+        }
+        if (Debug.routing()) {
+            Debug.print("routing", "bind " + local + ": " + describe(route) + " by "
+                    + (route.rule() == null ? NO_RULE : route.rule()));
         }
         return route;
     }
@@ -80,6 +88,9 @@ public final class RouteStats {
         }
         n.increment();
         LOG.info("connect to {} falls back to TCP: {}", remote, reason);
+        if (Debug.routing()) {
+            Debug.print("routing", "connect to " + remote + " falls back to TCP: " + reason);
+        }
     }
 
     /** Sockets routed per rule text ({@code FILE:LINE: RULE}), sorted. */

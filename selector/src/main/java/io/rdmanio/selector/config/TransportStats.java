@@ -138,6 +138,27 @@ public final class TransportStats implements TransportStatsMXBean {
     }
 
     @Override
+    public Map<String, Long> getOpenConnectionsByFabric() {
+        Map<String, Long> m = new TreeMap<>();
+        for (Map.Entry<String, Engine> e : FabricChoice.usedEngines().entrySet()) {
+            int open = e.getValue().openConnections();
+            if (open >= 0) {
+                m.put(e.getKey(), (long) open);
+            }
+        }
+        return m;
+    }
+
+    @Override
+    public long getOpenFabricConnections() {
+        long total = 0;
+        for (long v : getOpenConnectionsByFabric().values()) {
+            total += v;
+        }
+        return total;
+    }
+
+    @Override
     public long getCreditStalls() {
         return sum(EngineStats::creditStalls);
     }

@@ -26,6 +26,15 @@ public interface TransportStatsMXBean {
     /** Connections opened per fabric engine used in this process. */
     Map<String, Long> getConnectionsByFabric();
 
+    /**
+     * A gauge: the connections each fabric engine used in this process holds now (open, or closed and still
+     * delivering what was written).
+     */
+    Map<String, Long> getOpenConnectionsByFabric();
+
+    /** A gauge: the sum of {@link #getOpenConnectionsByFabric()}. */
+    long getOpenFabricConnections();
+
     /** Payload bytes sent and received per fabric engine used in this process. */
     Map<String, Long> getBytesByFabric();
 

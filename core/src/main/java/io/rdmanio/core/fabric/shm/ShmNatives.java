@@ -63,40 +63,27 @@ final class ShmNatives {
 
     /** A sealed memfd of {@code length} bytes named {@code name} (shown in /proc/PID/maps); its descriptor. */
     static int createSealed(String name, long length) throws IOException {
-        try {
-            return (int) Holder.CREATE.invoke(name, length);
-        } catch (IOException | RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IOException(t);
-        }
+        return (int) call(Holder.CREATE, name, length);
     }
 
     /** The seals of descriptor {@code fd}; 0 for a file that cannot carry any. */
     static int seals(int fd) throws IOException {
-        try {
-            return (int) Holder.SEALS.invoke(fd);
-        } catch (IOException | RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IOException(t);
-        }
+        return (int) call(Holder.SEALS, fd);
     }
 
     /** Opens {@code path} read-write; the descriptor. */
     static int open(Path path) throws IOException {
-        try {
-            return (int) Holder.OPEN.invoke(path.toString());
-        } catch (IOException | RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IOException(t);
-        }
+        return (int) call(Holder.OPEN, path.toString());
     }
 
     static void close(int fd) throws IOException {
+        call(Holder.CLOSE, fd);
+    }
+
+    /** Calls a native of {@link ShmNativeCalls}; its IOException as thrown. Per shared file, not per message. */
+    private static Object call(MethodHandle h, Object... args) throws IOException {
         try {
-            Holder.CLOSE.invoke(fd);
+            return h.invokeWithArguments(args);
         } catch (IOException | RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
