@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds libdisni into native/target/native/linux-x86_64/libdisni.so, installing rdma-core's
+# Builds libdisni into native/target/native/linux-ARCH/libdisni.so (ARCH: x86_64, aarch64), installing rdma-core's
 # development packages and cmake first when they are missing (Debian; needs root for that).
 #
 # Usage: native/build.sh [--no-install]
@@ -29,4 +29,4 @@ fi
 
 cmake -S "$here" -B "$here/target/cmake" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$here/target/cmake" -- -j"$(nproc)"
-echo "libdisni: built $here/target/native/linux-x86_64/libdisni.so" >&2
+echo "libdisni: built $here/target/native/linux-$(uname -m)/libdisni.so" >&2

@@ -47,9 +47,16 @@ final class DisniRuntime {
 
     /** The resource path of the packed library for this platform. */
     static String resourceName() {
-        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        return resourceName(System.getProperty("os.arch", ""));
+    }
+
+    /** As the build names the folder: the processor's own name (x86_64, aarch64), not the JDK's amd64. */
+    static String resourceName(String osArch) {
+        String arch = osArch.toLowerCase(Locale.ROOT);
         if (arch.equals("amd64") || arch.equals("x86_64")) {
             arch = "x86_64";
+        } else if (arch.equals("arm64")) {
+            arch = "aarch64";
         }
         return "META-INF/native/linux-" + arch + "/libdisni.so";
     }
@@ -107,9 +114,10 @@ final class DisniRuntime {
             }
             Path dir = Files.createTempDirectory("rdmanio-disni-");
             Path file = dir.resolve("libdisni.so");
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-            file.toFile().deleteOnExit();
+            // The JDK deletes on exit in the reverse order of these calls: the file, then its (then empty) folder.
             dir.toFile().deleteOnExit();
+            file.toFile().deleteOnExit();
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
             return file;
         }
     }

@@ -88,4 +88,44 @@ class DisniLoadingTest {
         assertTrue(reason.contains("apt-get install libibverbs1 librdmacm1 rdma-core"), reason);
         assertTrue(reason.contains("-D" + DisniRuntime.LIBRARY_PROPERTY), reason);
     }
+
+    @org.junit.jupiter.api.Test
+    void thePackedLibraryIsLookedUpUnderTheFolderTheBuildWrites() {
+        // native/pom.xml writes linux-x86_64 (os.arch amd64) and, on 64-bit ARM, linux-aarch64.
+        org.junit.jupiter.api.Assertions.assertEquals("META-INF/native/linux-x86_64/libdisni.so",
+            DisniRuntime.resourceName("amd64"));
+        org.junit.jupiter.api.Assertions.assertEquals("META-INF/native/linux-aarch64/libdisni.so",
+            DisniRuntime.resourceName("aarch64"));
+    }
+
+    @org.junit.jupiter.api.Test
+    void anExtractionLeavesNoFolderBehindAtExit() throws Exception {
+        // The folder is registered for deletion first, so the JDK, deleting in reverse order, removes the file and
+        // then the empty folder: checked in a child JVM that extracts the packed library and exits.
+        Path lib = Files.createTempDirectory("disni-pack-");
+        Path packed = lib.resolve(DisniRuntime.resourceName());
+        Files.createDirectories(packed.getParent());
+        Files.write(packed, new byte[] {1, 2, 3});
+        Path tmp = Files.createTempDirectory("disni-tmp-");
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path") + java.io.File.pathSeparator + lib,
+            ExtractOnce.class.getName()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        org.junit.jupiter.api.Assertions.assertEquals(0, p.waitFor(), out);
+        org.junit.jupiter.api.Assertions.assertTrue(out.contains("EXTRACTED " + tmp), out);
+        try (java.util.stream.Stream<Path> left = Files.list(tmp)) {
+            org.junit.jupiter.api.Assertions.assertEquals(java.util.List.of(), left.collect(
+                java.util.stream.Collectors.toList()), "nothing left in the temporary directory after exit");
+        }
+    }
+
+    /** Extracts the packed library as the disni fabric does, and exits. */
+    public static final class ExtractOnce {
+        private ExtractOnce() {
+        }
+
+        public static void main(String[] args) throws Exception {
+            System.out.println("EXTRACTED " + DisniRuntime.findLibrary(ExtractOnce.class.getClassLoader()));
+        }
+    }
 }
