@@ -62,6 +62,21 @@ class QuietAgentTest {
                 + " .*hello\\.rules:2: connect 127\\.0\\.0\\.1 \\*"), o::describe);
     }
 
+    /**
+     * A native transport's event loop (here a stand-in under a shading prefix) is listed in the stats as bypassed,
+     * without a word on stderr (it goes to the SLF4J logger, and the application has no provider).
+     */
+    @Test
+    void aNativeTransportIsListedAsBypassed() throws Exception {
+        Path stats = dir.resolve("stats.json");
+        AgentJvm.Outcome o = AgentJvm.runAlone(dir, "stats=" + stats, Hello.class, "native");
+        assertEquals(0, o.exitCode(), o::describe);
+        assertEquals("", o.stderr(), o::describe);
+        String json = Files.readString(stats);
+        assertTrue(json.contains("\"bypassed\": {\n    \"netty-epoll\": \"shaded.io.netty.channel.epoll.EpollEventLoop\"\n  }"),
+            json);
+    }
+
     /** Prints hello; with the argument {@code socket}, sends it through a connection to itself first. */
     public static final class Hello {
 
@@ -71,6 +86,10 @@ class QuietAgentTest {
         public static void main(String[] args) throws IOException {
             if (args.length == 0) {
                 System.out.println("hello");
+                return;
+            }
+            if (args[0].equals("native")) {
+                System.out.println("hello from " + shaded.io.netty.channel.epoll.EpollEventLoop.touch());
                 return;
             }
             byte[] message = "hello over a socket".getBytes(StandardCharsets.US_ASCII);

@@ -61,6 +61,8 @@ public final class RdmanioAgent {
         // Found now, with file:line:reason, rather than at the first selector the application opens.
         ConfigLoader.load();
         installProvider();
+        // Programs whose Netty picks a native transport never reach the provider: say so when one loads.
+        inst.addTransformer(new NativeTransportWatch());
     }
 
     /**

@@ -28,7 +28,8 @@ import java.util.TreeMap;
  *   "routedByRule": {"/etc/rdmanio.rules:1: connect 10.0.0.0/8 *": 2, "(no rule)": 1},
  *   "fallbacks": {"count": 0, "reasons": {}},
  *   "creditStalls": 0,
- *   "receiverNotReady": 0
+ *   "receiverNotReady": 0,
+ *   "bypassed": {"netty-epoll": "io.netty.channel.epoll.EpollIoHandler"}
  * }
  * </pre>
  *
@@ -115,6 +116,12 @@ final class StatsFile {
             rnr += s.receiverNotReady();
         }
         json.member("creditStalls", stalls).member("receiverNotReady", rnr);
+        Map<String, String> bypassed = BypassedTransports.seen();
+        if (!bypassed.isEmpty()) {
+            json.beginObject("bypassed");
+            bypassed.forEach(json::member);
+            json.endObject();
+        }
     }
 
     /** Writes the summary of this process now, with the engines the fabric choice handed out. */

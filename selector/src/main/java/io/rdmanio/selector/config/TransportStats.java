@@ -159,6 +159,11 @@ public final class TransportStats implements TransportStatsMXBean {
     }
 
     @Override
+    public Map<String, String> getBypassedTransports() {
+        return BypassedTransports.seen();
+    }
+
+    @Override
     public long getCreditStalls() {
         return sum(EngineStats::creditStalls);
     }

@@ -46,6 +46,12 @@ public interface TransportStatsMXBean {
 
     Map<String, Long> getFallbackReasons();
 
+    /**
+     * Native transports loaded in this process whose sockets bypass rdmanio (kind to the class that showed it), as
+     * {@link BypassedTransports} found them.
+     */
+    Map<String, String> getBypassedTransports();
+
     /** Times a sender found no credit and had to wait, over all fabric engines. */
     long getCreditStalls();
 
