@@ -34,6 +34,35 @@ public final class Logs {
         return PROVIDED ? LoggerFactory.getLogger(name) : NOPLogger.NOP_LOGGER;
     }
 
+    /**
+     * Binds SLF4J now, without its "No SLF4J providers were found" notice, where the application has no provider:
+     * for third-party code rdmanio loads that asks SLF4J's {@code LoggerFactory} itself (DiSNI does, when the disni
+     * fabric opens), which would otherwise print the notice into a program that never used SLF4J. SLF4J reads its
+     * report level once, when it first reports; an application that set {@code slf4j.internal.verbosity} itself
+     * keeps its setting.
+     */
+    public static void bindQuietly() {
+        if (PROVIDED) {
+            return;
+        }
+        synchronized (Logs.class) {
+            String key = "slf4j.internal.verbosity";
+            boolean set = System.getProperty(key) == null;
+            if (set) {
+                System.setProperty(key, "ERROR");
+            }
+            try {
+                LoggerFactory.getILoggerFactory();
+            } catch (RuntimeException | LinkageError e) {
+                // SLF4J unusable: DiSNI's own call will say so, as it would have.
+            } finally {
+                if (set) {
+                    System.clearProperty(key);
+                }
+            }
+        }
+    }
+
     private static boolean providerPresent() {
         if (System.getProperty("slf4j.provider") != null) {
             return true;

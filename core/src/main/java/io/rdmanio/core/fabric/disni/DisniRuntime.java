@@ -87,6 +87,8 @@ final class DisniRuntime {
             throw new ClassNotFoundException("DiSNI 2.1 (com.ibm.disni:disni:2.1) is not on the class path");
         }
         Path library = findLibrary(parent);
+        // DiSNI asks SLF4J for its logger: no notice on stderr where the application has no SLF4J provider.
+        Logs.bindQuietly();
         ClassLoader loader = new DisniClassLoader(parent, library);
         // With the agent, DiSNI's loader gets sun.nio.ch without --add-exports.
         JdkAccess.exportSunNioCh(loader.getUnnamedModule());

@@ -128,4 +128,34 @@ class DisniLoadingTest {
             System.out.println("EXTRACTED " + DisniRuntime.findLibrary(ExtractOnce.class.getClassLoader()));
         }
     }
+
+    @org.junit.jupiter.api.Test
+    void loadingDisniWithoutAnSlf4jProviderWritesNothingToStderr() throws Exception {
+        // DiSNI asks SLF4J for a logger as it loads; a program without an SLF4J provider must not get SLF4J's
+        // "No SLF4J providers were found" notice from it. The child's class path is this one without slf4j-simple.
+        StringBuilder cp = new StringBuilder();
+        for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            if (!Path.of(e).getFileName().toString().startsWith("slf4j-simple")) {
+                cp.append(cp.length() == 0 ? "" : java.io.File.pathSeparator).append(e);
+            }
+        }
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", cp.toString(), LoadOnce.class.getName())
+            .redirectError(ProcessBuilder.Redirect.PIPE).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        org.junit.jupiter.api.Assertions.assertEquals(0, p.waitFor(), out + err);
+        org.junit.jupiter.api.Assertions.assertTrue(out.startsWith("FAILURE "), out);
+        org.junit.jupiter.api.Assertions.assertEquals("", err, "stderr of a JVM that loaded DiSNI without a provider");
+    }
+
+    /** Tries to load DiSNI as the disni fabric does (libdisni is missing), and says why it failed. */
+    public static final class LoadOnce {
+        private LoadOnce() {
+        }
+
+        public static void main(String[] args) {
+            System.out.println("FAILURE " + DisniRuntime.failure());
+        }
+    }
 }
