@@ -195,7 +195,17 @@ class ConnectionBasicsTest {
             assertTrue(got[0].release());
             // The same slot is lent again later without allocating a new buffer: many round trips work.
             for (int i = 0; i < 50; i++) {
-                write(cs[0], ByteBuffer.wrap(msg));
+                // The credit for the next frame comes back when the receiver's returned loans are flushed: pump
+                // until the write is taken, as a program would wait for OP_WRITE.
+                ByteBuffer out = ByteBuffer.wrap(msg);
+                p.await("room to write " + i, () -> {
+                    try {
+                        write(cs[0], out);
+                    } catch (IOException e) {
+                        throw new AssertionError(e);
+                    }
+                    return !out.hasRemaining();
+                });
                 got[0] = null;
                 p.await("loan " + i, () -> {
                     try {
