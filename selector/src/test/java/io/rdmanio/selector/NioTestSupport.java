@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +34,8 @@ abstract class NioTestSupport {
 
     static final long WAIT_SECONDS = 20;
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
+    /** Tracked by the test's thread and by the threads it starts (a server accepting): copy-on-write. */
+    private final List<AutoCloseable> resources = new CopyOnWriteArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
 
     /** The provider under test. */
