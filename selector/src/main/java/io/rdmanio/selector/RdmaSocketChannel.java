@@ -1000,7 +1000,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             for (;;) {
                 long n;
                 try {
-                    n = c.write(srcs, offset, length);
+                    n = c.writeDirect(srcs, offset, length);
                 } catch (IOException e) {
                     if (!isOpen() || outputShutdown) {
                         // Closed or shut down by another thread (or an interrupt) meanwhile: reported below.

@@ -48,6 +48,16 @@ public interface Connection extends AutoCloseable {
      */
     long write(ByteBuffer[] srcs, int offset, int length) throws IOException;
 
+    /**
+     * As {@link #write}, for a writer that is about to wait anyway (a blocking write with a slot or more left): the
+     * bytes that find no send credit are not copied into staging, and 0 is returned instead, so that the caller
+     * can wait a moment for credit and send them straight from its buffer, one copy fewer. A caller that has
+     * waited long enough (the peer is not reading) calls {@link #write}, which stages them. Never blocks.
+     */
+    default long writeDirect(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        return write(srcs, offset, length);
+    }
+
     /** Sends FIN after the bytes already written; later writes fail. Idempotent. */
     void shutdownOutput() throws IOException;
 

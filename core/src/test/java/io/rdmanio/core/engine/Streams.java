@@ -53,6 +53,11 @@ final class Streams {
      * @return bytes taken by the connection
      */
     long write(Connection c, ByteBuffer buf, int max) throws IOException {
+        return write(c, buf, max, false);
+    }
+
+    /** As {@link #write(Connection, ByteBuffer, int)}, through {@link Connection#writeDirect} when {@code direct}. */
+    long write(Connection c, ByteBuffer buf, int max, boolean direct) throws IOException {
         int n = (int) Math.min(Math.min(max, buf.capacity()), total - written);
         if (n <= 0) {
             return 0;
@@ -66,7 +71,8 @@ final class Streams {
             buf.put(writeScratch, 0, k);
         }
         buf.flip();
-        long taken = c.write(new ByteBuffer[] {buf}, 0, 1);
+        ByteBuffer[] srcs = {buf};
+        long taken = direct ? c.writeDirect(srcs, 0, 1) : c.write(srcs, 0, 1);
         for (int off = 0; off < taken; off += writeScratch.length) {
             int k = (int) Math.min(writeScratch.length, taken - off);
             buf.get(off, writeScratch, 0, k);

@@ -79,6 +79,11 @@ final class ResolvedEngine extends ForwardingEngine {
         }
 
         @Override
+        public long writeDirect(ByteBuffer[] srcs, int offset, int length) throws IOException {
+            return c.writeDirect(srcs, offset, length);
+        }
+
+        @Override
         public void shutdownOutput() throws IOException {
             c.shutdownOutput();
         }
