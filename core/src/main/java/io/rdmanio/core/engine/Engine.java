@@ -86,6 +86,14 @@ public interface Engine extends AutoCloseable {
         return -1;
     }
 
+    /**
+     * A snapshot of the engine's connections, open or closed and still delivering, one row each, oldest first; empty
+     * when the engine does not list them. Takes each connection's lock in turn, never two at once.
+     */
+    default List<ConnectionInfo> connectionTable() {
+        return List.of();
+    }
+
     @Override
     void close();
 }

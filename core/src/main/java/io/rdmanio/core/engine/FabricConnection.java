@@ -26,6 +26,7 @@ import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 
 /**
@@ -68,6 +69,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private final FabricEngine engine;
     private final SlotPool pool;
     private final boolean client;
+    private final long createdNanos = System.nanoTime();
     private final CmId id;
     private final FabricListener listener;
     private final InetSocketAddress remote;
@@ -145,6 +147,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private long lingerDeadline;
     /** Bytes the application wrote and read: at exit, a connection still in use is not closed under its user. */
     private long appBytes;
+    private long bytesWritten;
+    private long bytesRead;
     /** Counted in the engine's owing connections: staged bytes or a FIN wait for credit. */
     private boolean owing;
     private int lastReady;
@@ -906,6 +910,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 }
             }
             appBytes += total;
+            bytesWritten += total;
             flushLocked();
             if (last && total == 0 && hasRemaining(srcs, offset, length)) {
                 writeBlocked = true;
@@ -1086,6 +1091,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 }
             }
             appBytes += total;
+            bytesRead += total;
             creditDue = freed > 0 && failure == null && !tornDown
                 && credit.unadvertisedData() >= credit.creditThreshold();
             lastReady = readyOpsLocked();
@@ -1123,6 +1129,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             int n = recvLen[i] - from;
             headOffset = 0;
             available -= n;
+            bytesRead += n;
             if (lent == null) {
                 lent = new LentByteBuf[recvCount];
             }
@@ -1235,6 +1242,43 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     long lingerDeadline() {
         synchronized (lock) {
             return tornDown || !lingering ? Long.MAX_VALUE : lingerDeadline;
+        }
+    }
+
+    /** This connection's row of the engine's table. */
+    ConnectionInfo info() {
+        InetSocketAddress local;
+        try {
+            local = id.localAddress();
+        } catch (RuntimeException e) {
+            local = null;
+        }
+        synchronized (lock) {
+            StringBuilder st = new StringBuilder(switch (state) {
+                case CONNECTING -> "connecting";
+                case HANDSHAKE -> "handshake";
+                case OPEN -> "open";
+                default -> "closed";
+            });
+            if (failure != null) {
+                st.append(", failed: ").append(failure.getMessage());
+            } else {
+                if (userClosed) {
+                    st.append(tornDown ? "" : ", delivering");
+                }
+                if (outputShutdown && !userClosed) {
+                    st.append(", output shut down");
+                }
+                if (inputShutdown && !userClosed) {
+                    st.append(", input shut down");
+                }
+                if (finReceived) {
+                    st.append(", peer closed");
+                }
+            }
+            return new ConnectionInfo(engine.fabricName(), local, remote, client, st.toString(), bytesWritten,
+                bytesRead, credit == null ? 0 : Math.max(0, credit.dataCredit()), fillSeq - postSeq,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - createdNanos));
         }
     }
 

@@ -397,6 +397,19 @@ final class FabricEngine implements Engine {
     }
 
     @Override
+    public List<ConnectionInfo> connectionTable() {
+        List<FabricConnection> snapshot;
+        synchronized (setupLock) {
+            snapshot = new ArrayList<>(connections);
+        }
+        List<ConnectionInfo> rows = new ArrayList<>(snapshot.size());
+        for (FabricConnection c : snapshot) {
+            rows.add(c.info());
+        }
+        return rows;
+    }
+
+    @Override
     public int openConnections() {
         return connectionCount();
     }

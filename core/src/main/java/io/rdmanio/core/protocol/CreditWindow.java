@@ -103,6 +103,11 @@ public final class CreditWindow {
         return dataSlots + controlSlots + 1;
     }
 
+    /** Data frames the peer has room for now. */
+    public long dataCredit() {
+        return peerDataCredit - dataSent;
+    }
+
     public boolean canSendData() {
         return peerDataCredit - dataSent > 0;
     }

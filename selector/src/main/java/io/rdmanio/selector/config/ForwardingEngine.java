@@ -2,6 +2,7 @@ package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
+import io.rdmanio.core.engine.ConnectionInfo;
 import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.EngineStats;
 import io.rdmanio.core.engine.Listener;
@@ -70,6 +71,11 @@ abstract class ForwardingEngine implements Engine {
     @Override
     public int openConnections() {
         return engine.openConnections();
+    }
+
+    @Override
+    public List<ConnectionInfo> connectionTable() {
+        return engine.connectionTable();
     }
 
     @Override

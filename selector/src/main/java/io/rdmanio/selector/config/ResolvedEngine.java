@@ -38,13 +38,6 @@ final class ResolvedEngine extends ForwardingEngine {
         }
     }
 
-
-
-
-
-
-
-
     /** The connection, with a failed connect invalidating the resolver's entry; it reports the logical peer. */
     private final class Watched implements Connection {
         private final Connection c;
@@ -106,6 +99,11 @@ final class ResolvedEngine extends ForwardingEngine {
         @Override
         public boolean awaitClosed(long timeoutNanos) {
             return c.awaitClosed(timeoutNanos);
+        }
+
+        @Override
+        public void setLingerZero(boolean lingerZero) {
+            c.setLingerZero(lingerZero);
         }
 
         @Override

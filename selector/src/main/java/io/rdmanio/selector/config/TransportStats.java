@@ -1,9 +1,13 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.Logs;
+import io.rdmanio.core.engine.ConnectionInfo;
 import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.EngineStats;
 import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.ToLongFunction;
@@ -161,6 +165,30 @@ public final class TransportStats implements TransportStatsMXBean {
     @Override
     public Map<String, String> getBypassedTransports() {
         return BypassedTransports.seen();
+    }
+
+    @Override
+    public ConnectionRow[] getConnections() {
+        List<ConnectionRow> rows = new ArrayList<>();
+        for (Map.Entry<String, Engine> e : FabricChoice.usedEngines().entrySet()) {
+            List<ConnectionInfo> table;
+            try {
+                table = e.getValue().connectionTable();
+            } catch (RuntimeException ignored) {
+                continue; // an engine closed in a half-built state: the others still list theirs
+            }
+            for (ConnectionInfo c : table) {
+                rows.add(new ConnectionRow(c.fabric(), address(c.local()), address(c.remote()),
+                    c.client() ? "client" : "server", c.state(), c.bytesWritten(), c.bytesRead(), c.sendCredit(),
+                    c.stagedFrames(), c.ageMillis()));
+            }
+        }
+        return rows.toArray(new ConnectionRow[0]);
+    }
+
+    private static String address(InetSocketAddress a) {
+        return a == null ? "" : a.getAddress() == null ? a.getHostString() + ":" + a.getPort()
+            : a.getAddress().getHostAddress() + ":" + a.getPort();
     }
 
     @Override

@@ -52,6 +52,12 @@ public interface TransportStatsMXBean {
      */
     Map<String, String> getBypassedTransports();
 
+    /**
+     * The connection table: one row per fabric connection of every engine used in this process (open, or closed
+     * and still delivering), oldest first per engine.
+     */
+    ConnectionRow[] getConnections();
+
     /** Times a sender found no credit and had to wait, over all fabric engines. */
     long getCreditStalls();
 
