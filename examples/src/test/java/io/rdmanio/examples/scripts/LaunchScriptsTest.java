@@ -56,12 +56,12 @@ class LaunchScriptsTest {
         // would have exited 1 and the script with it.
         assertTrue(out.contains("client: fabric 3, TCP 0; server: fabric 3, TCP 0"), out);
         Matcher pair = Pattern.compile("(?m)^ +(\\d+) +([0-9.]+) us +([0-9.]+) us +([0-9.]+)x +(\\d+) MB/s +(\\d+) MB/s"
-                + " +([0-9.]+)x$").matcher(out);
+                + " +([0-9.]+)x +(\\d+) MB/s +(\\d+)%$").matcher(out);
         int pairs = 0;
         while (pair.find()) {
             pairs++;
             assertEquals(String.valueOf(pairs), pair.group(1), out);
-            for (int g = 2; g <= 7; g++) {
+            for (int g = 2; g <= 9; g++) {
                 assertTrue(Double.parseDouble(pair.group(g)) > 0, out);
             }
         }
@@ -77,6 +77,10 @@ class LaunchScriptsTest {
             assertTrue(0 < min && min <= median && median <= max, out);
         }
         assertEquals(3, spreads, out);
+        // The ring-copy limit, measured after each pair, and the stream held to it.
+        assertTrue(Pattern.compile("(?m)^ +ring-copy limit +\\d+ / \\d+ / \\d+ MB/s$").matcher(out).find(), out);
+        assertTrue(Pattern.compile("(?m)^ +shm stream / limit +([0-9.]+ / [0-9.]+ / [0-9.]+|none)$").matcher(out)
+            .find(), out);
     }
 
     @Test
