@@ -1,6 +1,5 @@
 package io.rdmanio.core.engine;
 
-import io.netty.util.collection.IntObjectHashMap;
 import io.rdmanio.core.Logs;
 import io.rdmanio.core.buffer.SlotPool;
 import io.rdmanio.core.fabric.CmEvent;
@@ -87,7 +86,7 @@ final class FabricEngine implements Engine {
     // ---- guarded by setupLock; the published snapshots are read without it
     private final Object setupLock = new Object();
     private final IdentityHashMap<CmId, Object> byId = new IdentityHashMap<>();
-    private volatile IntObjectHashMap<FabricConnection> byQp = new IntObjectHashMap<>();
+    private final QpTable<FabricConnection> byQp = new QpTable<>();
     private final List<CqBudget> cqBudgets = new ArrayList<>();
     private volatile CompletionQueue[] cqs = new CompletionQueue[0];
     /** Some queue beyond the first has no connection (set under setupLock; read by the closer without it). */
@@ -360,10 +359,7 @@ final class FabricEngine implements Engine {
 
     void registerQp(int qpNum, FabricConnection c) {
         synchronized (setupLock) {
-            IntObjectHashMap<FabricConnection> next = new IntObjectHashMap<>(byQp.size() * 2 + 8);
-            next.putAll(byQp);
-            next.put(qpNum, c);
-            byQp = next;
+            byQp.put(qpNum, c);
         }
     }
 
@@ -373,11 +369,8 @@ final class FabricEngine implements Engine {
                 byId.remove(id);
             }
             connections.remove(c);
-            if (qpNum >= 0 && byQp.get(qpNum) == c) {
-                IntObjectHashMap<FabricConnection> next = new IntObjectHashMap<>(byQp.size() * 2 + 8);
-                next.putAll(byQp);
-                next.remove(qpNum);
-                byQp = next;
+            if (qpNum >= 0) {
+                byQp.remove(qpNum, c);
             }
         }
     }
@@ -468,9 +461,8 @@ final class FabricEngine implements Engine {
                     LOG.error("polling a completion queue of the {} engine failed", fabric.name(), e);
                     break;
                 }
-                IntObjectHashMap<FabricConnection> map = byQp;
                 for (int i = 0; i < n; i++) {
-                    FabricConnection conn = map.get(c.qpNum[i]);
+                    FabricConnection conn = byQp.get(c.qpNum[i]);
                     if (conn != null) {
                         conn.onCompletion(c.wrId[i], c.status[i], c.byteLen[i]);
                     }
