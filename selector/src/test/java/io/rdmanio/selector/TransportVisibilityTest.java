@@ -121,6 +121,11 @@ class TransportVisibilityTest {
             String connectRule = rules + ":2: connect 127.0.0.1 * rdma";
             String bothRule = rules + ":3: connect 127.0.0.2 * both";
 
+            // The fallback is also a JDK Flight Recorder event, as an operator recording this JVM would see it.
+            jdk.jfr.Recording recording = new jdk.jfr.Recording();
+            recording.enable("io.rdmanio.Fallback").withThreshold(java.time.Duration.ZERO);
+            recording.start();
+
             // The bean appears with the first connection rdmanio routes: a JVM pays for the MBean server only then.
             assertFalse(ManagementFactory.getPlatformMBeanServer()
                     .isRegistered(new ObjectName(TransportStats.OBJECT_NAME)), "registered before any connection");
@@ -164,6 +169,17 @@ class TransportVisibilityTest {
             assertEquals(fallbacks + 1, (Long) read("Fallbacks"));
             TabularData reasons = (TabularData) read("FallbackReasons");
             assertTrue(!reasons.isEmpty(), "a fallback names its reason");
+            recording.stop();
+            Path jfr = dir.resolve("fallback.jfr");
+            recording.dump(jfr);
+            recording.close();
+            java.util.List<jdk.jfr.consumer.RecordedEvent> recorded = jdk.jfr.consumer.RecordingFile.readAllEvents(jfr)
+                    .stream().filter(e -> e.getEventType().getName().equals("io.rdmanio.Fallback"))
+                    .collect(java.util.stream.Collectors.toList());
+            assertEquals(1, recorded.size(), recorded::toString);
+            assertTrue(recorded.get(0).getString("remote").contains("127.0.0.2"), recorded::toString);
+            assertTrue(reasons.containsKey(new Object[] {recorded.get(0).getString("reason")}),
+                    () -> recorded + " against " + reasons);
             assertTrue(count(read("ConnectionsByFabric"), "loopback") >= 2);
             assertTrue(count(read("BytesByFabric"), "loopback") >= 20_000);
             assertEquals(0L, read("ReceiverNotReady"));

@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBuf;
 import io.rdmanio.core.Logs;
 import io.rdmanio.core.buffer.LentByteBuf;
 import io.rdmanio.core.buffer.SlotPool;
+import io.rdmanio.core.events.Recorder;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.CompletionQueue;
@@ -431,6 +432,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 helloReceived = true;
                 state = OPEN;
                 engine.connectionsOpened.incrementAndGet();
+                Recorder.connectionOpened(engine.fabricName(), remote, client,
+                    System.nanoTime() - createdNanos);
                 postRecvLocked(i);
                 break;
             default:
@@ -523,6 +526,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     } else if (state == CONNECTING && failure == null) {
                         state = OPEN;
                         engine.connectionsOpened.incrementAndGet();
+                        Recorder.connectionOpened(engine.fabricName(), remote, client,
+                            System.nanoTime() - createdNanos);
                         postControlLocked(TYPE_HELLO);
                         enqueue = !userClosed;
                     }
@@ -876,6 +881,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
         }
         engine.creditStalls.incrementAndGet();
+        Recorder.creditStall(engine.fabricName(), remote);
     }
 
     /**
@@ -915,6 +921,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             if (last && total == 0 && hasRemaining(srcs, offset, length)) {
                 writeBlocked = true;
                 engine.creditStalls.incrementAndGet();
+                Recorder.creditStall(engine.fabricName(), remote);
             }
             fire = updateReadinessLocked();
         }
@@ -1222,6 +1229,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         if (protocol) {
             engine.protocolErrors.incrementAndGet();
         }
+        Recorder.connectionFailed(engine.fabricName(), remote, e.getMessage(), protocol);
         LOG.debug("connection with {} failed", remote, e);
         // Frames already queued stay readable: the failure is reported once they have been read (or on close).
         disconnectLocked();

@@ -1,6 +1,7 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.Logs;
+import io.rdmanio.core.events.Recorder;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.TreeMap;
@@ -87,6 +88,7 @@ public final class RouteStats {
                     : fallbackReasons.computeIfAbsent(OTHER_REASONS, r -> new LongAdder());
         }
         n.increment();
+        Recorder.fallback(remote, reason);
         LOG.info("connect to {} falls back to TCP: {}", remote, reason);
         if (Debug.routing()) {
             Debug.print("routing", "connect to " + remote + " falls back to TCP: " + reason);
