@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -63,52 +62,11 @@ class DirectWriteTest {
             FabricConnection[] cs = p.connect();
             Streams ab = new Streams(4L << 20, 1);
             Streams ba = new Streams(4L << 20, 2);
-            Thread[] sides = new Thread[2];
-            Throwable[] errors = new Throwable[2];
-            for (int s = 0; s < 2; s++) {
-                int side = s;
-                sides[s] = new Thread(() -> {
-                    try {
-                        Connection me = cs[side];
-                        Streams out = side == 0 ? ab : ba;
-                        Streams in = side == 0 ? ba : ab;
-                        ByteBuffer wbuf = ByteBuffer.allocateDirect(SLOT * 6);
-                        ByteBuffer rbuf = ByteBuffer.allocate(SLOT * 3);
-                        Random r = new Random(side);
-                        while (!out.writerDone() || !in.readerDone()) {
-                            boolean moved = false;
-                            if (!out.writerDone()) {
-                                // Mostly a slot or more, the writes that wait for credit; some small ones between.
-                                int max = r.nextInt(4) == 0 ? 200 : SLOT * 6;
-                                moved |= out.write(me, wbuf, Streams.size(r, max), true) > 0;
-                            }
-                            moved |= in.read(me, rbuf, rbuf.capacity()) > 0;
-                            if (!moved) {
-                                int ops = (out.writerDone() ? 0 : Readiness.WRITE) | Readiness.READ;
-                                me.await(ops, 10_000_000_000L);
-                            }
-                        }
-                        me.shutdownOutput();
-                        rbuf.clear();
-                        while (me.read(new ByteBuffer[] {rbuf}, 0, 1) != -1) {
-                            me.await(Readiness.READ, 10_000_000_000L);
-                        }
-                    } catch (Throwable t) {
-                        errors[side] = t;
-                    }
-                }, "direct-side-" + s);
-                sides[s].start();
-            }
-            for (Thread t : sides) {
-                t.join(60_000);
-                for (Throwable e : errors) {
-                    if (e != null) {
-                        throw new AssertionError("a side failed", e);
-                    }
-                }
-                assertFalse(t.isAlive(), "deadlock: " + t.getName() + " still running; " + cs[0].creditState()
-                    + " | " + cs[1].creditState());
-            }
+            Streams.duplexThreads(cs, ab, ba, SLOT * 6, SLOT * 3, true, (me, out, buf, r) -> {
+                // Mostly a slot or more, the writes that wait for credit; some small ones between.
+                int max = r.nextInt(4) == 0 ? 200 : SLOT * 6;
+                return out.write(me, buf, Streams.size(r, max), true);
+            });
             ab.assertChecksumsMatch();
             ba.assertChecksumsMatch();
             assertEquals(0, p.fabric.receiverNotReadyCount(), "receiver-not-ready on the fabric");

@@ -190,52 +190,8 @@ class FlowControlTest {
         try (Pair p = new Pair(config, 3)) {
             FabricConnection[] cs = p.connect();
             Duplex d = new Duplex(cs, 2L << 20, 3, 3000, false);
-            Thread[] sides = new Thread[2];
-            Throwable[] errors = new Throwable[2];
-            for (int s = 0; s < 2; s++) {
-                int side = s;
-                sides[s] = new Thread(() -> {
-                    try {
-                        Connection me = side == 0 ? d.a : d.b;
-                        Streams out = side == 0 ? d.ab : d.ba;
-                        Streams in = side == 0 ? d.ba : d.ab;
-                        ByteBuffer wbuf = ByteBuffer.allocate(3000);
-                        ByteBuffer rbuf = ByteBuffer.allocate(3000);
-                        Random r = new Random(side);
-                        while (!out.writerDone() || !in.readerDone()) {
-                            boolean moved = false;
-                            if (!out.writerDone()) {
-                                moved |= out.write(me, wbuf, Streams.size(r, 3000)) > 0;
-                            }
-                            moved |= in.read(me, rbuf, 3000) > 0;
-                            if (!moved) {
-                                int ops = (out.writerDone() ? 0 : Readiness.WRITE) | Readiness.READ;
-                                me.await(ops, 10_000_000_000L);
-                            }
-                        }
-                        // Bytes a write accepted may still be staged: progress must go on until the peer has
-                        // them, so end as a NIO application does, with FIN and a read of the peer's FIN.
-                        me.shutdownOutput();
-                        rbuf.clear();
-                        while (me.read(new ByteBuffer[] {rbuf}, 0, 1) != -1) {
-                            me.await(Readiness.READ, 10_000_000_000L);
-                        }
-                    } catch (Throwable t) {
-                        errors[side] = t;
-                    }
-                }, "side-" + s);
-                sides[s].start();
-            }
-            for (Thread t : sides) {
-                t.join(60_000);
-                for (Throwable e : errors) {
-                    if (e != null) {
-                        throw new AssertionError("a side failed", e);
-                    }
-                }
-                assertFalse(t.isAlive(), "deadlock: " + t.getName() + " still running; " + d.a.creditState() + " | "
-                    + d.b.creditState());
-            }
+            Streams.duplexThreads(cs, d.ab, d.ba, 3000, 3000, false,
+                (me, out, buf, r) -> out.write(me, buf, Streams.size(r, 3000)));
             d.ab.assertChecksumsMatch();
             d.ba.assertChecksumsMatch();
             assertNoReceiverNotReady(p);

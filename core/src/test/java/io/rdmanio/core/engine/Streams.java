@@ -111,6 +111,67 @@ final class Streams {
         assertEquals(sent.getValue(), received.getValue(), "CRC32 of the stream");
     }
 
+    /** One write step of a side of {@link #duplexThreads}: writes some of {@code out} through {@code me}. */
+    interface WriteStep {
+        long write(Connection me, Streams out, ByteBuffer buf, Random r) throws IOException;
+    }
+
+    /**
+     * One thread per side, each writing its stream ({@code ab} from {@code cs[0]}, {@code ba} from {@code cs[1]})
+     * and reading the other's, waiting in {@link Connection#await} when neither moves; then each ends as a NIO
+     * application does (FIN, then a read of the peer's FIN: staged bytes need progress until the peer has them).
+     * Fails on a side's error, or on a deadlock after a minute; the streams' checksums are left to the caller.
+     */
+    static void duplexThreads(FabricConnection[] cs, Streams ab, Streams ba, int writeBuffer, int readBuffer,
+            boolean direct, WriteStep step) throws InterruptedException {
+        Thread[] sides = new Thread[2];
+        Throwable[] errors = new Throwable[2];
+        for (int s = 0; s < 2; s++) {
+            int side = s;
+            sides[s] = new Thread(() -> {
+                try {
+                    Connection me = cs[side];
+                    Streams out = side == 0 ? ab : ba;
+                    Streams in = side == 0 ? ba : ab;
+                    ByteBuffer wbuf = direct ? ByteBuffer.allocateDirect(writeBuffer) : ByteBuffer.allocate(writeBuffer);
+                    ByteBuffer rbuf = ByteBuffer.allocate(readBuffer);
+                    Random r = new Random(side);
+                    while (!out.writerDone() || !in.readerDone()) {
+                        boolean moved = false;
+                        if (!out.writerDone()) {
+                            moved |= step.write(me, out, wbuf, r) > 0;
+                        }
+                        moved |= in.read(me, rbuf, readBuffer) > 0;
+                        if (!moved) {
+                            int ops = (out.writerDone() ? 0 : Readiness.WRITE) | Readiness.READ;
+                            me.await(ops, 10_000_000_000L);
+                        }
+                    }
+                    me.shutdownOutput();
+                    rbuf.clear();
+                    while (me.read(new ByteBuffer[] {rbuf}, 0, 1) != -1) {
+                        me.await(Readiness.READ, 10_000_000_000L);
+                    }
+                } catch (Throwable t) {
+                    errors[side] = t;
+                }
+            }, "side-" + s);
+            sides[s].start();
+        }
+        for (Thread t : sides) {
+            t.join(60_000);
+            for (Throwable e : errors) {
+                if (e != null) {
+                    throw new AssertionError("a side failed", e);
+                }
+            }
+            if (t.isAlive()) {
+                throw new AssertionError("deadlock: " + t.getName() + " still running; " + cs[0].creditState()
+                    + " | " + cs[1].creditState());
+            }
+        }
+    }
+
     static int size(Random r, int max) {
         // Log-uniform: as many small writes as large ones.
         int bits = 1 + r.nextInt(31 - Integer.numberOfLeadingZeros(max));
