@@ -52,7 +52,12 @@ public final class ServerHandle implements AutoCloseable {
         cmd.add(Integer.toString(socketBuffer));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        // Lines before READY are skipped (a profiler or other tool agent given through JAVA_TOOL_OPTIONS may
+        // print one), within a bound.
         String line = out.readLine();
+        for (int skipped = 0; line != null && !line.startsWith("READY ") && skipped < 20; skipped++) {
+            line = out.readLine();
+        }
         if (line == null || !line.startsWith("READY ")) {
             p.destroyForcibly();
             throw new IOException("the " + transport.label() + " echo server process did not start (said: " + line

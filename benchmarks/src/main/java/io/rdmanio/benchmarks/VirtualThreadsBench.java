@@ -14,8 +14,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Thread-per-connection clients side by side on the JDK's TCP and on shm: T threads (virtual, or platform with
  * {@code --platform}), each with its own blocking connection to an echo server process, each doing R round trips
- * of 64 bytes; the time from the first round trip to the last, in pairs (TCP, then shm, in turn), as
- * min / median / max over the pairs, with the ratio of each pair. Virtual threads need JDK 21 or later.
+ * of 64 bytes, twice over the same connections; the time from the first round trip to the last of each pass, in
+ * pairs (TCP, then shm, in turn), as min / median / max over the pairs, with the ratio of each pair. The first
+ * pass runs while the JIT still compiles the code it uses (more of it on shm), the second once it is warm.
+ * Virtual threads need JDK 21 or later.
  *
  * <pre>VirtualThreadsBench [--pairs N] [--threads T] [--rounds R] [--platform]</pre>
  */
@@ -48,28 +50,38 @@ public final class VirtualThreadsBench {
         System.out.printf("%d %s threads x %d round trips of 64 B, each thread its own blocking connection"
                 + " (JDK %d; %d pairs)%n", threads, kind, rounds, Runtime.version().feature(), pairs);
         Transport[] transports = {Transport.TCP, Transport.SHM};
-        long[][] ms = new long[transports.length][pairs];
+        // [pass][transport][pair]: pass 0 the first round trips of fresh JVMs, pass 1 the same again once warm.
+        long[][][] ms = new long[2][transports.length][pairs];
         for (int p = 0; p < pairs; p++) {
             for (int t = 0; t < transports.length; t++) {
-                ms[t][p] = run(transports[t], rules, threads, rounds, kind);
+                long[] both = run(transports[t], rules, threads, rounds, kind);
+                ms[0][t][p] = both[0];
+                ms[1][t][p] = both[1];
             }
-            System.out.printf("  pair %d: tcp %6d ms, shm %6d ms, shm/tcp %.2fx%n", p + 1, ms[0][p], ms[1][p],
-                    (double) ms[1][p] / ms[0][p]);
-        }
-        double[] ratios = new double[pairs];
-        for (int p = 0; p < pairs; p++) {
-            ratios[p] = (double) ms[1][p] / ms[0][p];
+            System.out.printf("  pair %d: warm tcp %5d ms, shm %5d ms, shm/tcp %.2fx | first pass tcp %5d ms,"
+                    + " shm %5d ms, shm/tcp %.2fx%n", p + 1, ms[1][0][p], ms[1][1][p],
+                    (double) ms[1][1][p] / ms[1][0][p], ms[0][0][p], ms[0][1][p], (double) ms[0][1][p] / ms[0][0][p]);
         }
         System.out.println("  min / median / max over the pairs");
-        for (int t = 0; t < transports.length; t++) {
-            long[] v = ms[t].clone();
-            Arrays.sort(v);
-            System.out.printf("  %-4s %6d / %6d / %6d ms%n", transports[t].label(), v[0], median(v), v[v.length - 1]);
+        String[] passes = {"first pass (fresh JVMs, code still compiling)", "warm (the same again)"};
+        for (int pass = 1; pass >= 0; pass--) {
+            System.out.println("  " + passes[pass]);
+            for (int t = 0; t < transports.length; t++) {
+                long[] v = ms[pass][t].clone();
+                Arrays.sort(v);
+                System.out.printf("    %-4s %6d / %6d / %6d ms%n", transports[t].label(), v[0], median(v),
+                        v[v.length - 1]);
+            }
+            double[] ratios = new double[pairs];
+            for (int p = 0; p < pairs; p++) {
+                ratios[p] = (double) ms[pass][1][p] / ms[pass][0][p];
+            }
+            Arrays.sort(ratios);
+            System.out.printf("    shm/tcp %.2f / %.2f / %.2f x%n", ratios[0],
+                    ratios.length % 2 == 1 ? ratios[ratios.length / 2]
+                            : (ratios[ratios.length / 2 - 1] + ratios[ratios.length / 2]) / 2,
+                    ratios[ratios.length - 1]);
         }
-        Arrays.sort(ratios);
-        System.out.printf("  shm/tcp %.2f / %.2f / %.2f x%n", ratios[0],
-                ratios.length % 2 == 1 ? ratios[ratios.length / 2]
-                        : (ratios[ratios.length / 2 - 1] + ratios[ratios.length / 2]) / 2, ratios[ratios.length - 1]);
     }
 
     private static long median(long[] sorted) {
@@ -77,8 +89,11 @@ public final class VirtualThreadsBench {
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
-    /** One run: a server process and a client process on {@code transport}; the client's elapsed ms. */
-    private static long run(Transport transport, Path rules, int threads, int rounds, String kind) throws Exception {
+    /**
+     * One run: a server process and a client process on {@code transport}; the client's ms for its first pass and
+     * for its second (warm) pass over the same connections.
+     */
+    private static long[] run(Transport transport, Path rules, int threads, int rounds, String kind) throws Exception {
         try (ServerHandle server = ServerHandle.start(transport, 0, transport.jvmFlags(rules))) {
             List<String> cmd = new ArrayList<>(transport.javaCommand(rules, "-Xmx512m"));
             cmd.add(VirtualThreadsClient.class.getName());
@@ -89,21 +104,25 @@ public final class VirtualThreadsBench {
             cmd.add(kind);
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             String elapsed = null;
+            String cold = null;
             StringBuilder said = new StringBuilder();
             try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
                     StandardCharsets.UTF_8))) {
                 for (String line; (line = out.readLine()) != null; ) {
                     said.append(line).append('\n');
+                    if (line.startsWith("COLD ")) {
+                        cold = line.substring(5).trim();
+                    }
                     if (line.startsWith("ELAPSED ")) {
                         elapsed = line.substring(8).trim();
                     }
                 }
             }
-            if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0 || elapsed == null) {
+            if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0 || elapsed == null || cold == null) {
                 p.destroyForcibly();
                 throw new IOException("the " + transport.label() + " client failed: " + said);
             }
-            return Long.parseLong(elapsed);
+            return new long[] {Long.parseLong(cold), Long.parseLong(elapsed)};
         }
     }
 }
