@@ -482,7 +482,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             return d.getLocalAddress();
         }
         Listener l = listener;
-        return l == null ? null : l.localAddress();
+        return l == null ? null : RdmaSocketChannel.withoutHostName(l.localAddress());
     }
 
     @Override

@@ -160,6 +160,11 @@ final class RdmaSocketAdaptor extends Socket {
             }
 
             @Override
+            public int available() throws IOException {
+                return ch.available();
+            }
+
+            @Override
             public void close() throws IOException {
                 ch.close();
             }

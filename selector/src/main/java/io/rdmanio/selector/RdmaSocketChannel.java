@@ -124,7 +124,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         this.connection = accepted;
         this.route = ROUTE_FABRIC;
         this.state = ST_CONNECTED;
-        this.remoteAddress = accepted.remoteAddress();
+        this.remoteAddress = withoutHostName(accepted.remoteAddress());
         this.counted = true;
         this.options.putAll(inherited);
         accepted.setLingerZero(Integer.valueOf(0).equals(inherited.get(StandardSocketOptions.SO_LINGER)));
@@ -783,7 +783,26 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             return d.getLocalAddress();
         }
         Connection c = connection;
-        return c == null ? null : c.localAddress();
+        return c == null ? null : withoutHostName(c.localAddress());
+    }
+
+    /**
+     * {@code a} without the host name it may carry: as the JDK's channels, which read their local address from the
+     * socket, a fabric channel's local address prints as {@code /127.0.0.1:8080}, not {@code localhost/127.0.0.1:8080}.
+     */
+    static InetSocketAddress withoutHostName(InetSocketAddress a) {
+        if (a == null || a.isUnresolved() || a.getAddress().toString().startsWith("/")) {
+            return a;
+        }
+        InetAddress ia = a.getAddress();
+        try {
+            InetAddress bare = ia instanceof java.net.Inet6Address && ((java.net.Inet6Address) ia).getScopeId() != 0
+                ? java.net.Inet6Address.getByAddress(null, ia.getAddress(), ((java.net.Inet6Address) ia).getScopeId())
+                : InetAddress.getByAddress(ia.getAddress());
+            return new InetSocketAddress(bare, a.getPort());
+        } catch (java.net.UnknownHostException e) {
+            return a;
+        }
     }
 
     @Override
@@ -1063,6 +1082,23 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     }
 
     // ------------------------------------------------------------------ shutdown, close, blocking
+
+    /**
+     * For the socket adaptor's input stream, as the JDK's channel answers it: the bytes a read returns now without
+     * waiting (a fabric connection first drives progress once), 0 after {@link #shutdownInput}.
+     *
+     * @throws java.nio.channels.ClosedChannelException if closed
+     */
+    int available() throws IOException {
+        Connection c;
+        synchronized (stateLock) {
+            c = ensureConnected();
+            if (inputShutdown) {
+                return 0;
+            }
+        }
+        return c.available();
+    }
 
     @Override
     public SocketChannel shutdownInput() throws IOException {

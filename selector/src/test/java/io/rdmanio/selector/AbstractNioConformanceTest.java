@@ -3,6 +3,7 @@ package io.rdmanio.selector;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -15,6 +16,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.BindException;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -1308,6 +1310,114 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertArrayEquals(data, Arrays.copyOf(in.array(), data.length));
         assertThrows(IOException.class, () -> p[1].read(ByteBuffer.allocate(10)), "the reset is sticky");
         assertTrue(p[1].isOpen(), "a reset does not close the channel");
+    }
+
+    /**
+     * Linux reports a socket's reset (ECONNRESET) once, to the first call that sees it, and the JDK's channel
+     * remembers a reset its read saw: read first, every read fails with "Connection reset" (a
+     * {@link java.net.SocketException}) and every write with "Broken pipe"; write first, that write fails with
+     * "Connection reset by peer", later writes with "Broken pipe", and reads see end of stream.
+     */
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void aResetIsReportedAsTheJdkReportsIt(boolean blocking) throws Exception {
+        SocketChannel[] r = pair();
+        r[0].setOption(StandardSocketOptions.SO_LINGER, 0);
+        r[0].close();
+        r[1].configureBlocking(blocking);
+        IOException first = assertThrows(IOException.class, () -> readUntilEnd(r[1], ByteBuffer.allocate(10), null),
+            "the reset, seen by a read");
+        assertInstanceOf(java.net.SocketException.class, first, "a read's reset: " + first);
+        assertEquals("Connection reset", first.getMessage());
+        IOException again = assertThrows(IOException.class, () -> r[1].read(ByteBuffer.allocate(10)));
+        assertEquals("Connection reset", again.getMessage(), "the channel remembers the reset its read saw");
+        for (int i = 0; i < 2; i++) {
+            IOException w = assertThrows(IOException.class, () -> r[1].write(ByteBuffer.wrap(new byte[10])));
+            assertEquals("Broken pipe", w.getMessage(), "a write after the reset was reported");
+        }
+        assertTrue(r[1].isOpen() && r[1].isConnected(), "a reset neither closes nor disconnects the channel");
+
+        SocketChannel[] w = pair();
+        w[0].setOption(StandardSocketOptions.SO_LINGER, 0);
+        w[0].close();
+        w[1].configureBlocking(blocking);
+        IOException byWrite = assertThrows(IOException.class, () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (System.nanoTime() - deadline < 0) {
+                w[1].write(ByteBuffer.wrap(new byte[10]));
+                Thread.sleep(1);
+            }
+        }, "the reset, seen by a write");
+        assertEquals("Connection reset by peer", byWrite.getMessage());
+        IOException later = assertThrows(IOException.class, () -> w[1].write(ByteBuffer.wrap(new byte[10])));
+        assertEquals("Broken pipe", later.getMessage());
+        assertEquals(-1, w[1].read(ByteBuffer.allocate(10)), "a reset a write reported leaves end of stream");
+        assertEquals(-1, w[1].read(ByteBuffer.allocate(10)));
+    }
+
+    /** The socket adaptor's {@code InputStream.available()}: the bytes readable now, as the JDK's FIONREAD. */
+    @Test
+    void socketAdaptorStreamAvailable() throws Exception {
+        SocketChannel[] p = pair();
+        InputStream in = p[0].socket().getInputStream();
+        assertEquals(0, in.available(), "nothing sent yet");
+        writeFully(p[1], ByteBuffer.wrap(pattern(7, 31)));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (in.available() < 7 && System.nanoTime() - deadline < 0) {
+            Thread.sleep(1);
+        }
+        assertEquals(7, in.available(), "the peer's bytes, once arrived");
+        byte[] got = new byte[3];
+        assertEquals(3, in.read(got));
+        assertEquals(4, in.available(), "less what was read");
+        p[0].shutdownInput();
+        assertEquals(0, in.available(), "input shut down");
+        p[1].close();
+        SocketChannel[] q = pair();
+        InputStream qin = q[0].socket().getInputStream();
+        q[1].close();
+        assertEquals(-1, qin.read(), "the peer's FIN");
+        assertEquals(0, qin.available(), "at end of stream");
+        q[0].close();
+        assertThrows(IOException.class, qin::available, "closed");
+    }
+
+    /**
+     * As the JDK's: a local address is read from the socket and carries no host name, the remote address of a
+     * connected channel is the one given to {@code connect} (name included), an accepted channel's has none.
+     */
+    @Test
+    void addressesCarryHostNamesAsTheJdksDo() throws Exception {
+        InetAddress named = InetAddress.getByAddress("peer-name", address().getAddress());
+        ServerSocketChannel s = track(provider().openServerSocketChannel());
+        s.bind(new InetSocketAddress(named, 0));
+        int port = ((InetSocketAddress) s.getLocalAddress()).getPort();
+        assertEquals("/" + address().getHostAddress() + ":" + port, s.getLocalAddress().toString());
+        SocketChannel c = client();
+        c.connect(new InetSocketAddress(named, port));
+        SocketChannel a = track(s.accept());
+        assertEquals("peer-name/" + address().getHostAddress() + ":" + port, c.getRemoteAddress().toString());
+        assertTrue(c.getLocalAddress().toString().startsWith("/"), "client local " + c.getLocalAddress());
+        assertTrue(a.getLocalAddress().toString().startsWith("/"), "accepted local " + a.getLocalAddress());
+        assertTrue(a.getRemoteAddress().toString().startsWith("/"), "accepted remote " + a.getRemoteAddress());
+        assertEquals(c.getLocalAddress(), a.getRemoteAddress());
+    }
+
+    @Test
+    void aResetReadThroughTheSocketAdaptorIsASocketException() throws Exception {
+        SocketChannel[] p = pair();
+        p[0].setOption(StandardSocketOptions.SO_LINGER, 0);
+        p[0].close();
+        InputStream in = p[1].socket().getInputStream();
+        for (int i = 0; i < 2; i++) {
+            java.net.SocketException e = assertThrows(java.net.SocketException.class, () -> {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+                while (System.nanoTime() - deadline < 0 && in.read() >= 0) {
+                    Thread.onSpinWait();
+                }
+            });
+            assertEquals("Connection reset", e.getMessage());
+        }
     }
 
     @Test

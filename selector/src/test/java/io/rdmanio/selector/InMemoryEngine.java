@@ -307,6 +307,8 @@ final class InMemoryEngine implements Engine {
         boolean closed;
         boolean finReceived;
         boolean reset;
+        /** How the reset was first reported: 0 not yet, 'r' by a read, 'w' by a write. */
+        char resetReport;
         boolean inputShut;
         boolean outputShut;
         boolean wroteAfterPeerClosed;
@@ -392,7 +394,12 @@ final class InMemoryEngine implements Engine {
                 }
                 // As TCP: bytes that arrived before the reset are read first.
                 if (reset && inbox.position() == 0) {
-                    throw new IOException("Connection reset by peer " + remote + " on the memory fabric");
+                    // As Linux's ECONNRESET: reported once, to the first call that sees it (see resetReport).
+                    if (resetReport == 'w') {
+                        return -1;
+                    }
+                    resetReport = 'r';
+                    throw new java.net.SocketException("Connection reset");
                 }
                 inbox.flip();
                 for (int i = offset; i < offset + length && inbox.hasRemaining(); i++) {
@@ -443,7 +450,11 @@ final class InMemoryEngine implements Engine {
             long n = 0;
             synchronized (lock) {
                 if (reset) {
-                    throw new IOException("Connection reset by peer " + remote + " on the memory fabric");
+                    if (resetReport == 0) {
+                        resetReport = 'w';
+                        throw new IOException("Connection reset by peer");
+                    }
+                    throw new IOException("Broken pipe");
                 }
                 if (outputShut || closed) {
                     throw new IOException("output shut down");
@@ -511,6 +522,14 @@ final class InMemoryEngine implements Engine {
             MemConnection p = peer;
             if (p != null) {
                 p.fire();
+            }
+        }
+
+        @Override
+        public int available() {
+            progress();
+            synchronized (lock) {
+                return inputShut ? 0 : inbox.position();
             }
         }
 

@@ -58,6 +58,14 @@ public interface Connection extends AutoCloseable {
         return write(srcs, offset, length);
     }
 
+    /**
+     * The bytes a read would return now without waiting, after driving progress once (as a TCP socket's
+     * FIONREAD): 0 when none, at end of stream, after {@link #shutdownInput} or a failure.
+     */
+    default int available() throws IOException {
+        return 0;
+    }
+
     /** Sends FIN after the bytes already written; later writes fail. Idempotent. */
     void shutdownOutput() throws IOException;
 

@@ -25,6 +25,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
+import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.concurrent.TimeUnit;
@@ -109,6 +110,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private int state = CONNECTING;
     private boolean slotsAllocated;
     private IOException failure;
+    /**
+     * {@link #failure} is the peer's reset, which is reported as Linux reports a socket's ECONNRESET, once, to the
+     * first call that sees it: a read first makes every later read fail with "Connection reset" (as the JDK's
+     * channel remembers it) and writes with "Broken pipe"; a write first fails with "Connection reset by peer",
+     * later writes with "Broken pipe", and reads then see end of stream.
+     */
+    private boolean failureIsReset;
+    /** How the reset was first reported: 0 not yet, {@link #RESET_BY_READ} or {@link #RESET_BY_WRITE}. */
+    private int resetReport;
     private CreditWindow credit;
     private boolean connectedOnce;
     private boolean connectFinished;
@@ -345,6 +355,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         disconnectJudgementPending = false;
         if (failure == null && !userClosed && !finReceived) {
             failLocked(new IOException("Connection reset by peer"), false);
+            failureIsReset = failure != null;
         }
     }
 
@@ -964,7 +975,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     private void ensureWritableLocked() throws IOException {
         if (failure != null) {
-            throw failure;
+            throw writeFailureLocked();
         }
         if (userClosed) {
             throw new IOException("connection closed");
@@ -1062,7 +1073,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             if (available == 0) {
                 // Bytes that arrived before a reset are read first, as from a TCP socket's receive queue.
                 if (failure != null) {
-                    throw failure;
+                    IOException e = readFailureLocked();
+                    if (e == null) {
+                        return -1;
+                    }
+                    throw e;
                 }
                 if (finReceived) {
                     return -1;
@@ -1127,7 +1142,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             if (readHead == readTail) {
                 if (failure != null) {
-                    throw failure;
+                    IOException e = readFailureLocked();
+                    if (e == null) {
+                        return END_OF_STREAM;
+                    }
+                    throw e;
                 }
                 return finReceived ? END_OF_STREAM : null;
             }
@@ -1217,6 +1236,33 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     private void protocolErrorLocked(String what) {
         failLocked(new ProtocolException("protocol error from " + remote + ": " + what), true);
+    }
+
+    private static final int RESET_BY_READ = 1;
+    private static final int RESET_BY_WRITE = 2;
+
+    /** What a read reports of the failure, {@code null} for end of stream (see {@link #failureIsReset}). */
+    private IOException readFailureLocked() {
+        if (!failureIsReset) {
+            return failure;
+        }
+        if (resetReport == RESET_BY_WRITE) {
+            return null;
+        }
+        resetReport = RESET_BY_READ;
+        return new SocketException("Connection reset");
+    }
+
+    /** What a write reports of the failure (see {@link #failureIsReset}). */
+    private IOException writeFailureLocked() {
+        if (!failureIsReset) {
+            return failure;
+        }
+        if (resetReport == 0) {
+            resetReport = RESET_BY_WRITE;
+            return new IOException("Connection reset by peer");
+        }
+        return new IOException("Broken pipe");
     }
 
     /** Makes {@code e} this connection's sticky failure and starts teardown. */
@@ -1577,6 +1623,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     public int readyOps() {
         synchronized (lock) {
             return readyOpsLocked();
+        }
+    }
+
+    @Override
+    public int available() {
+        engine.progress();
+        synchronized (lock) {
+            return inputShutdown ? 0 : (int) Math.min(Integer.MAX_VALUE, available);
         }
     }
 

@@ -114,7 +114,7 @@ class ConnectionBasicsTest {
             write(cs[0], ByteBuffer.allocate(100));
             cs[0].abort();
             IOException e = p.awaitFailure(cs[1]);
-            assertEquals("Connection reset by peer", e.getMessage());
+            assertEquals("Connection reset", e.getMessage(), "a read reports the reset as the JDK does");
             assertThrows(IOException.class, () -> write(cs[1], ByteBuffer.allocate(1)));
             cs[1].close();
             p.await("teardown", () -> cs[0].isTornDown() && cs[1].isTornDown());

@@ -77,6 +77,11 @@ final class ResolvedEngine extends ForwardingEngine {
         }
 
         @Override
+        public int available() throws IOException {
+            return c.available();
+        }
+
+        @Override
         public void shutdownOutput() throws IOException {
             c.shutdownOutput();
         }

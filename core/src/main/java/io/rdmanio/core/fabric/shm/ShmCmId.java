@@ -578,6 +578,10 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             } else {
                 why = "connection refused: no listener at " + address + " on the shm fabric (no rendezvous socket "
                     + fabric.rendezvousPath(address) + ")";
+                String tcp = KernelListeners.tcpListenerHint(address);
+                if (tcp != null) {
+                    why += "; " + tcp;
+                }
             }
             return new Reached(null, why);
         }

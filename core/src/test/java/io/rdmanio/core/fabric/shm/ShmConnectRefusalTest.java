@@ -62,6 +62,14 @@ class ShmConnectRefusalTest extends WithShmDirectory {
             String none = refusal(fabric, address);
             assertTrue(none.contains("no listener") && none.contains("no rendezvous socket"), none);
 
+            // The server this connect looked for listens on the kernel's TCP, bound to the wildcard address.
+            try (java.net.ServerSocket tcp = new java.net.ServerSocket(0)) {
+                InetSocketAddress onTcp = new InetSocketAddress(InetAddress.getLoopbackAddress(), tcp.getLocalPort());
+                String hint = refusal(fabric, onTcp);
+                assertTrue(hint.contains("no listener") && hint.contains("the kernel's TCP has a listener on port "
+                    + tcp.getLocalPort() + " at the wildcard address"), hint);
+            }
+
             try (ServerSocketChannel dead = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
                 dead.bind(UnixDomainSocketAddress.of(socket));
             }
