@@ -1004,7 +1004,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private long implWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
         Connection c = ensureConnected();
         if (outputShutdown) {
-            throw new ClosedChannelException();
+            // What the JDK's channel throws (in either mode) for a write after shutdownOutput.
+            throw new AsynchronousCloseException();
         }
         if (!isBlocking()) {
             long n = c.write(srcs, offset, length);

@@ -1403,6 +1403,18 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertEquals(c.getLocalAddress(), a.getRemoteAddress());
     }
 
+    /** The JDK's channel throws {@link AsynchronousCloseException} for a write after its own shutdownOutput. */
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void aWriteAfterShutdownOutputIsAnAsynchronousClose(boolean blocking) throws Exception {
+        SocketChannel[] p = pair();
+        p[0].configureBlocking(blocking);
+        p[0].shutdownOutput();
+        assertThrows(AsynchronousCloseException.class, () -> p[0].write(ByteBuffer.wrap(new byte[3])));
+        assertTrue(p[0].isOpen(), "the channel stays open");
+        assertEquals(-1, readToEnd(p[1]), "the peer reads the FIN");
+    }
+
     @Test
     void aResetReadThroughTheSocketAdaptorIsASocketException() throws Exception {
         SocketChannel[] p = pair();
