@@ -19,6 +19,12 @@ import org.slf4j.spi.SLF4JServiceProvider;
  */
 public final class Logs {
 
+    /**
+     * rdmanio's SLF4J is not the application's: the agent jar carries the API relocated, and rdmanio's lines reach
+     * the application's SLF4J through {@link ApplicationLogger}.
+     */
+    private static final boolean RELOCATED =
+        !LoggerFactory.class.getName().equals(String.join(".", "org", "slf4j", "LoggerFactory"));
     private static final boolean PROVIDED = providerPresent();
 
     private Logs() {
@@ -26,12 +32,15 @@ public final class Logs {
 
     /** The logger of {@code type}: SLF4J's when the application has a provider, else one that drops every line. */
     public static Logger get(Class<?> type) {
-        return PROVIDED ? LoggerFactory.getLogger(type) : NOPLogger.NOP_LOGGER;
+        return get(type.getName());
     }
 
     /** The logger named {@code name}, as {@link #get(Class)}. */
     public static Logger get(String name) {
-        return PROVIDED ? LoggerFactory.getLogger(name) : NOPLogger.NOP_LOGGER;
+        if (PROVIDED) {
+            return LoggerFactory.getLogger(name);
+        }
+        return RELOCATED ? new ApplicationLogger(name) : NOPLogger.NOP_LOGGER;
     }
 
     /**
@@ -64,6 +73,10 @@ public final class Logs {
     }
 
     private static boolean providerPresent() {
+        if (RELOCATED) {
+            // The relocated API has no provider of its own; the property names the application's.
+            return false;
+        }
         if (System.getProperty("slf4j.provider") != null) {
             return true;
         }

@@ -77,6 +77,20 @@ class QuietAgentTest {
             json);
     }
 
+    /**
+     * rdmanio's lines go to the application's SLF4J provider when it has one (slf4j-simple on the class path here),
+     * although the agent carries SLF4J's API relocated: {@code io.rdmanio.core.ApplicationLogger} forwards them.
+     */
+    @Test
+    void rdmaniosLinesReachTheApplicationsSlf4jProvider() throws Exception {
+        Path stats = dir.resolve("stats.json");
+        AgentJvm.Outcome o = AgentJvm.run(dir, "stats=" + stats, Hello.class, "native");
+        assertEquals(0, o.exitCode(), o::describe);
+        assertTrue(o.stderr().contains("WARN io.rdmanio.routing - ") && o.stderr().contains("EpollEventLoop"),
+            o::describe);
+        assertTrue(!o.stderr().contains("SLF4J"), "no notice of SLF4J's own: " + o.describe());
+    }
+
     /** Prints hello; with the argument {@code socket}, sends it through a connection to itself first. */
     public static final class Hello {
 

@@ -17,7 +17,8 @@ import java.util.List;
  *
  * <pre>ChildLoaderLauncher APP_CLASS_PATH MAIN_CLASS [ARGS...]</pre>
  *
- * Prints where the application's Netty classes came from, then runs its main.
+ * Prints where the application's Netty classes came from, logs a line through the application's SLF4J when it has
+ * one, then runs its main.
  */
 public final class ChildLoaderLauncher {
 
@@ -36,6 +37,15 @@ public final class ChildLoaderLauncher {
             Class<?> c = Class.forName(name, false, app);
             System.out.println(name + " from " + Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI())
                 .getFileName() + " in loader " + c.getClassLoader().getName());
+        }
+        // The application's SLF4J, when it brought one: it must bind to the application's provider.
+        try {
+            Class<?> factory = Class.forName("org.slf4j.LoggerFactory", true, app);
+            System.out.println("org.slf4j.LoggerFactory in loader " + factory.getClassLoader().getName());
+            Object logger = factory.getMethod("getLogger", String.class).invoke(null, "application");
+            logger.getClass().getMethod("warn", String.class).invoke(logger, "the application's own log line");
+        } catch (ClassNotFoundException e) {
+            System.out.println("no SLF4J in the application");
         }
         Method main = Class.forName(args[1], true, app).getMethod("main", String[].class);
         main.invoke(null, (Object) Arrays.copyOfRange(args, 2, args.length));
