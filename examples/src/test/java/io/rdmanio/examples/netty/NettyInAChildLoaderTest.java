@@ -32,13 +32,17 @@ class NettyInAChildLoaderTest {
     Path dir;
 
     @Test
-    void theAgentJarCarriesNoClassUnderNettysOwnPackage() throws Exception {
+    void theAgentJarCarriesNoDependencyUnderItsOwnName() throws Exception {
         try (JarFile jar = new JarFile(AgentJvm.agentJar().toFile())) {
             List<String> netty = jar.stream().map(e -> e.getName())
                 .filter(n -> n.startsWith("io/netty/") && n.endsWith(".class")).limit(5).toList();
             assertEquals(List.of(), netty, "classes an application's Netty would meet");
             assertEquals(0, jar.stream().filter(e -> e.getName().startsWith("org/slf4j/")).count(),
                 "classes an application's SLF4J would meet");
+            assertEquals(0, jar.stream().filter(e -> e.getName().startsWith("com/ibm/disni/")
+                && e.getName().endsWith(".class")).count(), "classes an application's DiSNI would meet");
+            assertTrue(jar.getEntry("META-INF/rdmanio/disni/com/ibm/disni/verbs/RdmaCmId.class") != null,
+                "DiSNI, where only the disni fabric's class loader reads it");
             assertTrue(jar.stream().anyMatch(e -> e.getName().startsWith("io/rdmanio/internal/netty/buffer/")),
                 "the relocated buffer classes core needs");
         }

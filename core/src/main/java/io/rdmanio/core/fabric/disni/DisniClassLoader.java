@@ -65,10 +65,27 @@ final class DisniClassLoader extends ClassLoader {
         }
     }
 
+    /**
+     * Where the agent jar keeps DiSNI's classes: under this folder rather than at their own paths, so that no other
+     * class loader can load them (an application that brings DiSNI itself gets its own); only this loader defines
+     * them, from these bytes. Without the agent (DiSNI's jar on the class path) they are at their own paths.
+     */
+    static final String HIDDEN = "META-INF/rdmanio/disni/";
+
+    /** The resource of class file {@code resource} as {@code parent} holds it: hidden by the agent, or in place. */
+    static java.net.URL classBytes(ClassLoader parent, String resource) {
+        java.net.URL hidden = parent.getResource(HIDDEN + resource);
+        return hidden != null ? hidden : parent.getResource(resource);
+    }
+
     @Override
     protected Class<?> findClass(String name) throws ClassNotFoundException {
         String resource = name.replace('.', '/') + ".class";
-        try (InputStream in = getParent().getResourceAsStream(resource)) {
+        java.net.URL url = classBytes(getParent(), resource);
+        if (url == null) {
+            throw new ClassNotFoundException(name);
+        }
+        try (InputStream in = url.openStream()) {
             if (in == null) {
                 throw new ClassNotFoundException(name);
             }

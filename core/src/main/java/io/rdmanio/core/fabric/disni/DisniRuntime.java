@@ -83,7 +83,7 @@ final class DisniRuntime {
 
     private static DisniBackend implLoad() throws Throwable {
         ClassLoader parent = DisniRuntime.class.getClassLoader();
-        if (parent.getResource("com/ibm/disni/verbs/RdmaCmId.class") == null) {
+        if (DisniClassLoader.classBytes(parent, "com/ibm/disni/verbs/RdmaCmId.class") == null) {
             throw new ClassNotFoundException("DiSNI 2.1 (com.ibm.disni:disni:2.1) is not on the class path");
         }
         Path library = findLibrary(parent);
