@@ -69,6 +69,11 @@ public final class Doctor {
         if (rdma > 0 && fabric.equals(FabricChoice.DISNI)) {
             findings.problems.add("rdmanio.fabric=disni, and the RDMA checks found " + rdma + " problem(s) (the"
                     + " 'rdma PROBLEM' lines, each with its fix)");
+        } else if (rdma > 0) {
+            findings.note = "the " + rdma + " 'rdma PROBLEM' line(s) above matter only where the disni fabric is"
+                    + " wanted: " + (fabric.equals(FabricChoice.AUTO)
+                        ? "with rdmanio.fabric=auto, peers on other hosts go over TCP until they are fixed"
+                        : "this configuration (rdmanio.fabric=" + fabric + ") does not use it");
         }
         if (status == 0) {
             try {
@@ -102,6 +107,8 @@ public final class Doctor {
     static final class Findings {
 
         final List<String> problems = new ArrayList<>();
+        /** Said before the verdict when not a problem of this configuration (RDMA checks that failed), or null. */
+        String note;
         private final Map<String, ByteArrayOutputStream> sections = new LinkedHashMap<>();
         private final Map<String, PrintStream> streams = new LinkedHashMap<>();
 
@@ -124,6 +131,9 @@ public final class Doctor {
                 for (String line : lines(name)) {
                     b.append(line).append('\n');
                 }
+            }
+            if (note != null) {
+                b.append("doctor: ").append(note).append('\n');
             }
             if (problems.isEmpty()) {
                 b.append("doctor: no problems found (exit ").append(status).append(")\n");
