@@ -151,6 +151,9 @@ public final class Doctor {
             JsonWriter w = new JsonWriter().beginObject();
             w.member("version", version).member("status", status);
             w.member("problems", problems);
+            if (note != null) {
+                w.member("note", note);
+            }
             w.beginObject("sections");
             for (String name : sections.keySet()) {
                 w.member(name, lines(name));
