@@ -18,6 +18,9 @@
 #                                   200 threads, each blocked on its own connection, 100 round trips of 64 B each,
 #                                   TCP then shm in N pairs (default 5): virtual threads on a JDK 21+ (the one on
 #                                   PATH, else the newest under /usr/lib/jvm); --platform: platform threads
+#   benchmarks/bench.sh --file [N]
+#                                   a 256 MiB file sent with FileChannel.transferTo, TCP (sendfile) then shm, in N
+#                                   pairs (default 3), 5 rounds per run with the first left out
 #   ... --transports tcp,disni      (after --quick or alone) only these transports; tcp is always one of them
 #
 # Builds the agent jar and the benchmarks jar first when they are missing or older than the sources.
@@ -31,8 +34,8 @@ agent_jar="$root/selector/target/rdmanio-agent.jar"
 
 mode=full
 case "${1:-}" in
-  --quick|--profile|--plots|--scale|--startup|--pairs|--vthreads) mode="${1#--}"; shift ;;
-  -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+  --quick|--profile|--plots|--scale|--startup|--pairs|--vthreads|--file) mode="${1#--}"; shift ;;
+  -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 esac
 extra=()
 if [[ $mode == pairs ]]; then
@@ -65,6 +68,14 @@ if [[ $mode == vthreads ]]; then
     shift
   fi
   [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --vthreads (expected [N] [--platform])" >&2; exit 2; }
+fi
+if [[ $mode == file ]]; then
+  extra=(--pairs 3)
+  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+    extra=(--pairs "$1")
+    shift
+  fi
+  [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --file (expected [N])" >&2; exit 2; }
 fi
 if [[ "${1:-}" == --transports && $mode != plots && $mode != profile ]]; then
   [[ -n "${2:-}" ]] || { echo "bench.sh: --transports needs a list such as tcp,disni" >&2; exit 2; }
@@ -183,6 +194,9 @@ case $mode in
       echo "(java on PATH is $major: running on $vjava)"
     fi
     "$vjava" -cp "$cp" io.rdmanio.benchmarks.VirtualThreadsBench "${extra[@]}"
+    ;;
+  file)
+    "$java" -cp "$cp" io.rdmanio.benchmarks.FileTransferBench "${extra[@]}"
     ;;
   profile)
     mkdir -p "$results"
