@@ -46,7 +46,9 @@ final class RdmaServerSocketAdaptor extends ServerSocket {
     @Override
     public Socket accept() throws IOException {
         if (isClosed()) {
-            throw new SocketException("Socket is closed");
+            // The JDK's adaptor accepts through its channel, which throws this (JDK 17: its subclass
+            // AsynchronousCloseException), not java.net's "Socket is closed".
+            throw new java.nio.channels.ClosedChannelException();
         }
         if (!isBound()) {
             throw new SocketException("Socket is not bound yet");

@@ -193,6 +193,10 @@ final class RdmaSocketAdaptor extends Socket {
                 if (!ch.isBlocking()) {
                     throw new IllegalBlockingModeException();
                 }
+                if (ch.isOutputShutdown()) {
+                    // As the JDK's adaptor stream (its channel's write throws AsynchronousCloseException instead).
+                    throw new java.nio.channels.ClosedChannelException();
+                }
                 ByteBuffer bb = ByteBuffer.wrap(b, off, len);
                 while (bb.hasRemaining()) {
                     ch.write(bb);

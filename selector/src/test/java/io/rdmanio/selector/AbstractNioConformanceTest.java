@@ -1415,6 +1415,26 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertEquals(-1, readToEnd(p[1]), "the peer reads the FIN");
     }
 
+    /** The adaptors after shutdown and close, as the JDK's report them (their channels' exceptions). */
+    @Test
+    void socketAdaptorsAfterShutdownAndClose() throws Exception {
+        SocketChannel[] p = pair();
+        java.io.OutputStream out = p[0].socket().getOutputStream();
+        p[0].socket().shutdownOutput();
+        IOException e = assertThrows(IOException.class, () -> out.write(1));
+        assertEquals(ClosedChannelException.class, e.getClass(), "the stream's write after shutdownOutput: " + e);
+        InputStream in = p[0].socket().getInputStream();
+        p[0].close();
+        assertEquals(ClosedChannelException.class, assertThrows(IOException.class, in::read).getClass());
+        assertThrows(java.net.SocketException.class, () -> p[0].socket().getInputStream(), "Socket is closed");
+
+        ServerSocketChannel s = server();
+        java.net.ServerSocket ss = s.socket();
+        ss.close();
+        assertInstanceOf(ClosedChannelException.class, assertThrows(IOException.class, ss::accept),
+            "accept on a closed server adaptor");
+    }
+
     @Test
     void aResetReadThroughTheSocketAdaptorIsASocketException() throws Exception {
         SocketChannel[] p = pair();
