@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -59,18 +58,7 @@ public final class FileTransferBench {
                         mbps[1][p], mbps[1][p] / mbps[0][p]);
             }
             System.out.println("  min / median / max over the pairs");
-            for (int t = 0; t < transports.length; t++) {
-                double[] v = mbps[t].clone();
-                Arrays.sort(v);
-                System.out.printf("    %-4s %6.0f / %6.0f / %6.0f MB/s%n", transports[t].label(), v[0], median(v),
-                        v[v.length - 1]);
-            }
-            double[] ratios = new double[pairs];
-            for (int p = 0; p < pairs; p++) {
-                ratios[p] = mbps[1][p] / mbps[0][p];
-            }
-            Arrays.sort(ratios);
-            System.out.printf("    shm/tcp %.2f / %.2f / %.2f x%n", ratios[0], median(ratios), ratios[pairs - 1]);
+            PairSpread.print(transports, mbps, "MB/s");
         } finally {
             try (var files = Files.list(dir)) {
                 for (Path f : files.toList()) {
@@ -90,11 +78,6 @@ public final class FileTransferBench {
                 out.write(chunk, 0, (int) Math.min(chunk.length, left));
             }
         }
-    }
-
-    private static double median(double[] sorted) {
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     /** One run: a server and a client process on {@code transport}; the median MB/s of the rounds after the first. */
@@ -131,9 +114,8 @@ public final class FileTransferBench {
                 client.destroyForcibly();
                 throw new IOException("the " + transport.label() + " file client failed: " + said);
             }
-            double[] warm = rates.subList(1, rates.size()).stream().mapToDouble(Double::doubleValue).sorted()
-                    .toArray();
-            return median(warm);
+            return PairSpread.median(rates.subList(1, rates.size()).stream().mapToDouble(Double::doubleValue)
+                    .toArray());
         } finally {
             if (!server.waitFor(1, TimeUnit.MINUTES)) {
                 server.destroyForcibly();

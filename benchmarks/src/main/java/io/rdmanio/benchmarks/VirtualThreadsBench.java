@@ -66,27 +66,12 @@ public final class VirtualThreadsBench {
         String[] passes = {"first pass (fresh JVMs, code still compiling)", "warm (the same again)"};
         for (int pass = 1; pass >= 0; pass--) {
             System.out.println("  " + passes[pass]);
+            double[][] values = new double[transports.length][];
             for (int t = 0; t < transports.length; t++) {
-                long[] v = ms[pass][t].clone();
-                Arrays.sort(v);
-                System.out.printf("    %-4s %6d / %6d / %6d ms%n", transports[t].label(), v[0], median(v),
-                        v[v.length - 1]);
+                values[t] = Arrays.stream(ms[pass][t]).asDoubleStream().toArray();
             }
-            double[] ratios = new double[pairs];
-            for (int p = 0; p < pairs; p++) {
-                ratios[p] = (double) ms[pass][1][p] / ms[pass][0][p];
-            }
-            Arrays.sort(ratios);
-            System.out.printf("    shm/tcp %.2f / %.2f / %.2f x%n", ratios[0],
-                    ratios.length % 2 == 1 ? ratios[ratios.length / 2]
-                            : (ratios[ratios.length / 2 - 1] + ratios[ratios.length / 2]) / 2,
-                    ratios[ratios.length - 1]);
+            PairSpread.print(transports, values, "ms");
         }
-    }
-
-    private static long median(long[] sorted) {
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     /**

@@ -1279,14 +1279,19 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         p[1].configureBlocking(blocking);
         assertEquals(-1, readToEnd(p[1]), "the peer's FIN");
         assertEquals(10, p[1].write(ByteBuffer.wrap(new byte[10])), "TCP accepts the first write after the FIN");
-        IOException e = assertThrows(IOException.class, () -> {
+        IOException e = writeUntilFailure(p[1], "the reset those bytes provoked fails a later write");
+        assertFalse(e instanceof ClosedChannelException, "the peer's reset, not a local close: " + e);
+    }
+
+    /** Writes 10 bytes every millisecond until a write fails, within the wait bound; that failure ({@code what}). */
+    private static IOException writeUntilFailure(SocketChannel ch, String what) {
+        return assertThrows(IOException.class, () -> {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
             while (System.nanoTime() - deadline < 0) {
-                p[1].write(ByteBuffer.wrap(new byte[10]));
-                Thread.sleep(10);
+                ch.write(ByteBuffer.wrap(new byte[10]));
+                Thread.sleep(1);
             }
-        }, "the reset those bytes provoked fails a later write");
-        assertFalse(e instanceof ClosedChannelException, "the peer's reset, not a local close: " + e);
+        }, what);
     }
 
     @ParameterizedTest(name = "blocking={0}")
@@ -1341,13 +1346,7 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         w[0].setOption(StandardSocketOptions.SO_LINGER, 0);
         w[0].close();
         w[1].configureBlocking(blocking);
-        IOException byWrite = assertThrows(IOException.class, () -> {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-            while (System.nanoTime() - deadline < 0) {
-                w[1].write(ByteBuffer.wrap(new byte[10]));
-                Thread.sleep(1);
-            }
-        }, "the reset, seen by a write");
+        IOException byWrite = writeUntilFailure(w[1], "the reset, seen by a write");
         assertEquals("Connection reset by peer", byWrite.getMessage());
         IOException later = assertThrows(IOException.class, () -> w[1].write(ByteBuffer.wrap(new byte[10])));
         assertEquals("Broken pipe", later.getMessage());
