@@ -59,6 +59,8 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
 
     // -- written under the state lock, read anywhere
     private volatile int route;
+    /** The body of a java.net ServerSocket: interrupts as java.net's ({@link #actAsJavaNetSocket}). */
+    private volatile boolean javaNetSocket;
     private volatile ServerSocketChannel delegate;
     private volatile Listener listener;
 
@@ -315,6 +317,14 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         return implAccept(timeoutNanos == 0 ? Long.MAX_VALUE : timeoutNanos);
     }
 
+    /**
+     * Marks this channel as the body of a java.net {@code ServerSocket} ({@link RoutingSocketImpl}): a blocking
+     * accept treats interrupts as java.net's does ({@link InterruptPolicy}).
+     */
+    void actAsJavaNetSocket() {
+        javaNetSocket = true;
+    }
+
     private SocketChannel implAccept(long nanos) throws IOException {
         ServerSocketChannel d = delegate;
         if (d != null && route == ROUTE_DELEGATE) {
@@ -347,7 +357,12 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             // pending before the call closes the channel too.
             long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
             Connection c = null;
-            begin();
+            // A java.net ServerSocket's accept on a platform thread goes on when interrupted (InterruptPolicy).
+            boolean plain = InterruptPolicy.ignoresInterrupts(javaNetSocket);
+            boolean interrupted = false;
+            if (!plain) {
+                begin();
+            }
             try {
                 while (isOpen()) {
                     try {
@@ -358,8 +373,14 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                         }
                         throw e;
                     }
-                    if (c != null || Thread.currentThread().isInterrupted()) {
+                    if (c != null) {
                         break;
+                    }
+                    if (Thread.currentThread().isInterrupted()) {
+                        if (!plain) {
+                            break;
+                        }
+                        interrupted |= Thread.interrupted();
                     }
                     long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
                     if (wait <= 0) {
@@ -368,17 +389,23 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                     l.await(Readiness.ACCEPT, wait);
                 }
             } finally {
-                try {
-                    end(c != null);
-                } catch (IOException e) {
-                    // Interrupted or closed just after a connection was taken: nobody will own it.
-                    if (c != null) {
-                        c.close();
+                if (plain) {
+                    if (interrupted) {
+                        Thread.currentThread().interrupt();
                     }
-                    throw e;
+                } else {
+                    try {
+                        end(c != null);
+                    } catch (IOException e) {
+                        // Interrupted or closed just after a connection was taken: nobody will own it.
+                        if (c != null) {
+                            c.close();
+                        }
+                        throw e;
+                    }
                 }
             }
-            if (Thread.currentThread().isInterrupted() && isOpen()) {
+            if (!plain && Thread.currentThread().isInterrupted() && isOpen()) {
                 // The interrupt hook was taken over by a fabric channel used on this thread meanwhile (see
                 // RdmaSocketChannel#ensureNotInterrupted): handled here as the hook would have.
                 if (c != null) {

@@ -86,6 +86,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private volatile int state;
     private volatile boolean inputShutdown;
     private volatile boolean outputShutdown;
+    /** The body of a java.net Socket: interrupts as java.net's ({@link #actAsJavaNetSocket}). */
+    private volatile boolean javaNetSocket;
 
     // -- state lock
     private InetSocketAddress remoteAddress;
@@ -584,14 +586,42 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 throw new SocketTimeoutException("Connect timed out");
             }
             boolean ready = false;
-            begin();
+            boolean plain = InterruptPolicy.ignoresInterrupts(javaNetSocket);
+            boolean interrupted = plain && Thread.interrupted();
+            if (!plain) {
+                begin();
+            }
             try {
                 ready = c.await(Readiness.CONNECT, wait) != 0;
             } finally {
-                end(ready);
+                endBlocking(plain, interrupted || plain && Thread.interrupted(), ready);
             }
-            ensureNotInterrupted();
+            if (!plain) {
+                ensureNotInterrupted();
+            } else if (!isOpen()) {
+                throw new AsynchronousCloseException();
+            }
         }
+    }
+
+    /**
+     * Ends a blocking wait: a channel's ({@code end()}, which throws for a close or an interrupt), or a java.net
+     * socket's on a platform thread ({@code plain}), which only sets back the interrupt status it cleared to wait.
+     */
+    private void endBlocking(boolean plain, boolean interrupted, boolean completed) throws AsynchronousCloseException {
+        if (!plain) {
+            end(completed);
+        } else if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Marks this channel as the body of a java.net {@code Socket} ({@link RoutingSocketImpl}): its blocking calls
+     * treat interrupts as java.net's socket does ({@link InterruptPolicy}).
+     */
+    void actAsJavaNetSocket() {
+        javaNetSocket = true;
     }
 
     /** A deadline in {@link System#nanoTime()} terms, never 0 (which means "none"). */
@@ -892,7 +922,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         }
         long deadline = nanos == Long.MAX_VALUE ? 0 : System.nanoTime() + nanos;
         long n = 0;
-        begin();
+        boolean plain = InterruptPolicy.ignoresInterrupts(javaNetSocket);
+        boolean interrupted = false;
+        if (!plain) {
+            begin();
+        }
         try {
             for (;;) {
                 try {
@@ -905,8 +939,14 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                     }
                     throw e;
                 }
-                if (n != 0 || !isOpen() || Thread.currentThread().isInterrupted()) {
+                if (n != 0 || !isOpen()) {
                     break;
+                }
+                if (Thread.currentThread().isInterrupted()) {
+                    if (!plain) {
+                        break;
+                    }
+                    interrupted |= Thread.interrupted();
                 }
                 long wait = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
                 if (wait <= 0) {
@@ -915,9 +955,14 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 c.await(Readiness.READ, wait);
             }
         } finally {
-            end(n > 0);
+            endBlocking(plain, interrupted, n > 0);
         }
-        ensureNotInterrupted();
+        if (!plain) {
+            ensureNotInterrupted();
+        } else if (n <= 0 && !isOpen()) {
+            // Closed by another thread while waiting (end() would have said so).
+            throw new AsynchronousCloseException();
+        }
         if (n > 0) {
             RunStats.get().bytes(true, n);
         } else if (n == 0) {
@@ -1015,7 +1060,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             return n;
         }
         long total = 0;
-        begin();
+        boolean plain = InterruptPolicy.ignoresInterrupts(javaNetSocket);
+        boolean interrupted = false;
+        if (!plain) {
+            begin();
+        }
         try {
             for (;;) {
                 long n;
@@ -1032,18 +1081,25 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                     total += n;
                     RunStats.get().bytes(true, n);
                 }
-                if (!hasRemaining(srcs, offset, length) || !isOpen() || outputShutdown
-                        || Thread.currentThread().isInterrupted()) {
+                if (!hasRemaining(srcs, offset, length) || !isOpen() || outputShutdown) {
                     break;
+                }
+                if (Thread.currentThread().isInterrupted()) {
+                    if (!plain) {
+                        break;
+                    }
+                    interrupted |= Thread.interrupted();
                 }
                 if (n == 0) {
                     c.await(Readiness.WRITE, Long.MAX_VALUE);
                 }
             }
         } finally {
-            end(total > 0);
+            endBlocking(plain, interrupted, total > 0);
         }
-        ensureNotInterrupted();
+        if (!plain) {
+            ensureNotInterrupted();
+        }
         if (total == 0 && hasRemaining(srcs, offset, length)) {
             // Output shut down by another thread before this write took a byte (a close has thrown in end()).
             throw new AsynchronousCloseException();

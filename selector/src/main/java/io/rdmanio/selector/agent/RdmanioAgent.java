@@ -1,6 +1,7 @@
 package io.rdmanio.selector.agent;
 
 import io.rdmanio.core.JdkAccess;
+import io.rdmanio.selector.JavaNetRouting;
 import io.rdmanio.selector.RdmaSelectorProvider;
 import io.rdmanio.selector.config.ConfigException;
 import io.rdmanio.selector.config.ConfigLoader;
@@ -15,7 +16,8 @@ import java.util.Set;
  * <p>Before the application's {@code main} runs, {@link #premain} checks the options, sets the matching
  * {@code rdmanio.*} system properties, exports {@code sun.nio.ch} (and {@code jdk.internal.access}, for the exit
  * hook that runs after the application's) to the class path (so that no {@code --add-exports} flag is needed), loads the configuration, and installs {@link RdmaSelectorProvider} as the
- * JVM's {@link SelectorProvider}. Any problem stops the JVM there with one line on stderr that starts with
+ * JVM's {@link SelectorProvider} and, when the rules route anything, java.net's socket factories
+ * ({@link JavaNetRouting}). Any problem stops the JVM there with one line on stderr that starts with
  * {@code rdmanio: } and names the option, file, line or property at fault: a program started with a broken
  * configuration must not quietly run on TCP.
  *
@@ -61,6 +63,8 @@ public final class RdmanioAgent {
         // Found now, with file:line:reason, rather than at the first selector the application opens.
         ConfigLoader.load();
         installProvider();
+        // java.net's Socket and ServerSocket (and HttpURLConnection) under the same rules as NIO channels.
+        JavaNetRouting.install((RdmaSelectorProvider) SelectorProvider.provider());
         // Programs whose Netty picks a native transport never reach the provider: say so when one loads.
         inst.addTransformer(new NativeTransportWatch());
     }
@@ -74,7 +78,8 @@ public final class RdmanioAgent {
     static void exportInternals(Instrumentation inst) {
         Module base = Object.class.getModule();
         Module self = RdmanioAgent.class.getModule();
-        if (base.isExported("sun.nio.ch", self) && base.isExported("jdk.internal.access", self)) {
+        if (base.isExported("sun.nio.ch", self) && base.isExported("jdk.internal.access", self)
+                && base.isOpen("java.net", self)) {
             return;
         }
         if (!inst.isModifiableModule(base)) {
@@ -82,8 +87,10 @@ public final class RdmanioAgent {
                     + "--add-exports java.base/sun.nio.ch=ALL-UNNAMED");
         }
         // jdk.internal.access: the exit hook that runs after the application's own (JdkAccess).
+        // java.net opened: the sockets the rules leave on TCP are handed to the JDK's own SocketImpl, whose
+        // methods are protected (JdkSocketImpls).
         inst.redefineModule(base, Set.of(), Map.of("sun.nio.ch", Set.of(self), "jdk.internal.access", Set.of(self)),
-            Map.of(), Set.of(), Map.of());
+            Map.of("java.net", Set.of(self)), Set.of(), Map.of());
         // Class loaders made later by a fabric (DiSNI's) get the same export through this hook.
         JdkAccess.exporter(m -> inst.redefineModule(base, Set.of(), Map.of("sun.nio.ch", Set.of(m)), Map.of(),
             Set.of(), Map.of()));

@@ -18,7 +18,7 @@ final class KnownProperties {
         // the provider and the engine
         "rdmanio.rules", "rdmanio.fabric", "rdmanio.stats", "rdmanio.fallbackMillis", "rdmanio.slotSize",
         "rdmanio.ringDepth", "rdmanio.controlSlots", "rdmanio.spinMicros", "rdmanio.loopback.seed",
-        "rdmanio.lingerMillis", "rdmanio.lingerMaxBytes", "rdmanio.debug",
+        "rdmanio.lingerMillis", "rdmanio.lingerMaxBytes", "rdmanio.debug", "rdmanio.javaNet",
         // the disni fabric
         "rdmanio.disni.address", "rdmanio.disni.library", "rdmanio.disni.maxWr", "rdmanio.disni.maxInline",
         "rdmanio.disni.cqEntries", "rdmanio.disni.rnrRetry", "rdmanio.disni.retryCount",

@@ -46,6 +46,11 @@ final class ResolvingRouter implements Router {
     }
 
     @Override
+    public boolean routesNothing() {
+        return rules.routesNothing();
+    }
+
+    @Override
     public String toString() {
         return "ResolvingRouter[" + rules + "]";
     }

@@ -10,4 +10,9 @@ public interface Router {
 
     /** For an unbound socket's connect. */
     Route forConnect(InetSocketAddress remote);
+
+    /** Whether no bind and no connect can be routed to a fabric (no rule, or only {@code tcp} rules). */
+    default boolean routesNothing() {
+        return false;
+    }
 }

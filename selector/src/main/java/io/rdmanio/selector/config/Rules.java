@@ -135,7 +135,18 @@ public final class Rules implements Router {
         return Route.NO_MATCH;
     }
 
-    /** Whether a connect rule says {@code auto}: only then are connects asked of the resolver. */
+    @Override
+    public boolean routesNothing() {
+        for (Rule[] rules : new Rule[][] {bindRules, connectRules}) {
+            for (Rule rule : rules) {
+                if (rule.route.usesFabric()) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
     /** Whether any rule, bind or connect, has the {@code auto} action: only then does the resolver run. */
     public boolean hasAutoRule() {
         if (hasAutoConnectRule()) {
@@ -149,6 +160,7 @@ public final class Rules implements Router {
         return false;
     }
 
+    /** Whether a connect rule says {@code auto}: only then are connects asked of the resolver. */
     public boolean hasAutoConnectRule() {
         for (Rule rule : connectRules) {
             if (rule.route.action() == Action.AUTO) {

@@ -1,6 +1,7 @@
 package io.rdmanio.selector.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -64,6 +65,17 @@ class RulesTest {
         assertSame(Route.NO_MATCH, r.forConnect(at("127.0.0.2", 5000)));
         assertEquals(Action.TCP, Route.NO_MATCH.action());
         assertNull(Route.NO_MATCH.rule());
+    }
+
+    /** What decides whether the agent installs java.net's socket factories at all. */
+    @Test
+    void routesNothingOnlyWithoutAFabricRule() throws Exception {
+        assertTrue(rules("# none\n").routesNothing());
+        assertTrue(rules("connect 127.0.0.1 * tcp\nbind * 80 tcp\n").routesNothing());
+        assertFalse(rules("connect 127.0.0.1 * tcp\nbind * 80\n").routesNothing());
+        assertFalse(rules("connect 10.0.0.0/8 * both\n").routesNothing());
+        assertFalse(rules("connect 10.0.0.0/8 * auto\n").routesNothing());
+        assertTrue(Rules.NONE.routesNothing());
     }
 
     @Test

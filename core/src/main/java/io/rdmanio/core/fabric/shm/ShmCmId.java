@@ -216,7 +216,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             if (Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
                 String live = staleness(path);
                 if (live != null) {
-                    throw new BindException("address already in use: " + address + " (rendezvous socket " + path
+                    throw new BindException("Address already in use: " + address + " (rendezvous socket " + path
                         + ": " + live + ")");
                 }
                 Files.deleteIfExists(path);
@@ -224,7 +224,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             try {
                 ss.bind(UnixDomainSocketAddress.of(path), RENDEZVOUS_BACKLOG);
             } catch (BindException again) {
-                throw new BindException("address already in use: " + address + " (rendezvous socket " + path
+                throw new BindException("Address already in use: " + address + " (rendezvous socket " + path
                     + " was bound by another process meanwhile)");
             }
         }

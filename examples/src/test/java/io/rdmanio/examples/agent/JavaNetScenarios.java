@@ -1,0 +1,563 @@
+package io.rdmanio.examples.agent;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URL;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.zip.CRC32;
+
+/**
+ * java.net scenarios, written once: each prints one line of what a program sees (values, exception classes and
+ * messages, never times or port numbers). {@link JavaNetConformanceTest} runs this program on the JDK alone and
+ * through the agent with rules that route 127.0.0.1, and requires the same lines. Every blocking call has a
+ * bound (SO_TIMEOUT or a join with a limit), so a scenario that hangs reports instead of stalling the run.
+ *
+ * <p>Arguments: scenario names to run (none: all).
+ */
+public final class JavaNetScenarios {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    private static final int GUARD_MILLIS = 20_000;
+
+    interface Scenario {
+        String run() throws Exception;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, Scenario> all = new LinkedHashMap<>();
+        all.put("echo", JavaNetScenarios::echo);
+        all.put("readTimeoutThenData", JavaNetScenarios::readTimeoutThenData);
+        all.put("halfClose", JavaNetScenarios::halfClose);
+        all.put("closeWhileReading", JavaNetScenarios::closeWhileReading);
+        all.put("interruptWhileReading", JavaNetScenarios::interruptWhileReading);
+        all.put("interruptVirtualReader", JavaNetScenarios::interruptVirtualReader);
+        all.put("interruptWhileAccepting", JavaNetScenarios::interruptWhileAccepting);
+        all.put("acceptTimeout", JavaNetScenarios::acceptTimeout);
+        all.put("closeWhileAccepting", JavaNetScenarios::closeWhileAccepting);
+        all.put("connectRefused", JavaNetScenarios::connectRefused);
+        all.put("options", JavaNetScenarios::options);
+        all.put("serverOptions", JavaNetScenarios::serverOptions);
+        all.put("addresses", JavaNetScenarios::addresses);
+        all.put("available", JavaNetScenarios::available);
+        all.put("peerCloses", JavaNetScenarios::peerCloses);
+        all.put("lingerZeroResets", JavaNetScenarios::lingerZeroResets);
+        all.put("afterClose", JavaNetScenarios::afterClose);
+        all.put("streamsAfterShutdown", JavaNetScenarios::streamsAfterShutdown);
+        all.put("bindInUse", JavaNetScenarios::bindInUse);
+        all.put("nioClientToServerSocket", JavaNetScenarios::nioClientToServerSocket);
+        all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
+        all.put("httpUrlConnection", JavaNetScenarios::httpUrlConnection);
+        List<String> chosen = args.length == 0 ? new ArrayList<>(all.keySet()) : List.of(args);
+        for (String name : chosen) {
+            String result;
+            try {
+                result = all.get(name).run();
+            } catch (Throwable t) {
+                result = "FAILED " + describe(t);
+            }
+            System.out.println(name + ": " + result);
+        }
+    }
+
+    static String describe(Throwable t) {
+        return t.getClass().getName() + ": " + t.getMessage();
+    }
+
+    private static ServerSocket server() throws IOException {
+        ServerSocket ss = new ServerSocket();
+        ss.bind(new InetSocketAddress(LOOPBACK, 0));
+        ss.setSoTimeout(GUARD_MILLIS);
+        return ss;
+    }
+
+    private static Socket connect(ServerSocket ss) throws IOException {
+        Socket s = new Socket();
+        s.connect(new InetSocketAddress(LOOPBACK, ss.getLocalPort()), GUARD_MILLIS);
+        s.setSoTimeout(GUARD_MILLIS);
+        return s;
+    }
+
+    private static Socket accept(ServerSocket ss) throws IOException {
+        Socket s = ss.accept();
+        s.setSoTimeout(GUARD_MILLIS);
+        return s;
+    }
+
+    private static byte[] readExactly(InputStream in, int n) throws IOException {
+        byte[] b = in.readNBytes(n);
+        if (b.length != n) {
+            throw new IOException("end of stream after " + b.length + " of " + n + " bytes");
+        }
+        return b;
+    }
+
+    private static long crc(byte[] b) {
+        CRC32 c = new CRC32();
+        c.update(b);
+        return c.getValue();
+    }
+
+    /** 1 MiB each way through a server thread that echoes, byte-exact. */
+    static String echo() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss)) {
+            Thread t = new Thread(() -> {
+                try (Socket a = accept(ss)) {
+                    a.getInputStream().transferTo(a.getOutputStream());
+                } catch (IOException e) {
+                    System.out.println("echo server: " + describe(e));
+                }
+            });
+            t.start();
+            byte[] data = new byte[1 << 20];
+            new java.util.Random(7).nextBytes(data);
+            Thread w = new Thread(() -> {
+                try {
+                    OutputStream out = c.getOutputStream();
+                    for (int off = 0; off < data.length; off += 10_000) {
+                        out.write(data, off, Math.min(10_000, data.length - off));
+                    }
+                    c.shutdownOutput();
+                } catch (IOException e) {
+                    System.out.println("echo writer: " + describe(e));
+                }
+            });
+            w.start();
+            byte[] back = c.getInputStream().readAllBytes();
+            w.join(GUARD_MILLIS);
+            t.join(GUARD_MILLIS);
+            return back.length + " bytes, same: " + (crc(back) == crc(data));
+        }
+    }
+
+    static String readTimeoutThenData() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            c.setSoTimeout(200);
+            String first;
+            try {
+                first = "read " + c.getInputStream().read();
+            } catch (IOException e) {
+                first = describe(e);
+            }
+            a.getOutputStream().write(42);
+            c.setSoTimeout(GUARD_MILLIS);
+            return first + "; then " + c.getInputStream().read() + ", closed " + c.isClosed();
+        }
+    }
+
+    static String halfClose() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            c.getOutputStream().write("hi".getBytes(StandardCharsets.US_ASCII));
+            c.shutdownOutput();
+            byte[] got = a.getInputStream().readAllBytes();
+            a.getOutputStream().write("bye".getBytes(StandardCharsets.US_ASCII));
+            a.close();
+            byte[] back = c.getInputStream().readAllBytes();
+            return new String(got, StandardCharsets.US_ASCII) + " then eof; " + new String(back, StandardCharsets.US_ASCII)
+                    + " then eof; outputShutdown " + c.isOutputShutdown() + ", inputShutdown " + c.isInputShutdown();
+        }
+    }
+
+    /** A read blocked in one thread, the socket closed by another. */
+    static String closeWhileReading() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            AtomicReference<String> seen = new AtomicReference<>("nothing");
+            CountDownLatch reading = new CountDownLatch(1);
+            Thread r = new Thread(() -> {
+                try {
+                    InputStream in = c.getInputStream();
+                    reading.countDown();
+                    seen.set("read " + in.read());
+                } catch (IOException e) {
+                    seen.set(describe(e));
+                }
+            });
+            r.start();
+            reading.await();
+            Thread.sleep(300);
+            c.close();
+            r.join(GUARD_MILLIS);
+            return seen.get() + "; peer reads " + a.getInputStream().read();
+        }
+    }
+
+    /**
+     * A platform thread blocked in a read is interrupted: java.net's socket is not an interruptible channel, the
+     * read goes on and returns the byte that comes later, the interrupt status kept.
+     */
+    static String interruptWhileReading() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            AtomicReference<String> seen = new AtomicReference<>("nothing");
+            CountDownLatch reading = new CountDownLatch(1);
+            Thread r = new Thread(() -> {
+                try {
+                    InputStream in = c.getInputStream();
+                    reading.countDown();
+                    int b = in.read();
+                    seen.set("read " + b + ", interrupted " + Thread.currentThread().isInterrupted());
+                } catch (IOException e) {
+                    seen.set(describe(e) + ", interrupted " + Thread.currentThread().isInterrupted());
+                }
+            });
+            r.start();
+            reading.await();
+            Thread.sleep(300);
+            r.interrupt();
+            Thread.sleep(300);
+            try {
+                a.getOutputStream().write(7);
+            } catch (IOException e) {
+                return "writer: " + describe(e) + "; reader " + seen.get();
+            }
+            r.join(GUARD_MILLIS);
+            return seen.get() + "; closed " + c.isClosed();
+        }
+    }
+
+    /**
+     * A virtual thread (JDK 21 and later) blocked in a read is interrupted: there java.net closes the socket and
+     * the read throws "Closed by interrupt".
+     */
+    static String interruptVirtualReader() throws Exception {
+        java.lang.reflect.Method ofVirtual;
+        try {
+            ofVirtual = Thread.class.getMethod("ofVirtual");
+        } catch (NoSuchMethodException e) {
+            return "no virtual threads on this JDK";
+        }
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            AtomicReference<String> seen = new AtomicReference<>("nothing");
+            CountDownLatch reading = new CountDownLatch(1);
+            Runnable body = () -> {
+                try {
+                    InputStream in = c.getInputStream();
+                    reading.countDown();
+                    seen.set("read " + in.read() + ", interrupted " + Thread.currentThread().isInterrupted());
+                } catch (IOException e) {
+                    seen.set(describe(e) + ", interrupted " + Thread.currentThread().isInterrupted());
+                }
+            };
+            Object builder = ofVirtual.invoke(null);
+            Thread r = (Thread) Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class)
+                .invoke(builder, body);
+            reading.await();
+            Thread.sleep(300);
+            r.interrupt();
+            r.join(GUARD_MILLIS);
+            return seen.get() + "; closed " + c.isClosed() + "; peer reads " + a.getInputStream().read();
+        }
+    }
+
+    /** As a read: an interrupted platform thread's accept goes on and takes the connection that comes later. */
+    static String interruptWhileAccepting() throws Exception {
+        try (ServerSocket ss = server()) {
+            AtomicReference<String> seen = new AtomicReference<>("nothing");
+            Thread t = new Thread(() -> {
+                try (Socket a = ss.accept()) {
+                    seen.set("accepted, interrupted " + Thread.currentThread().isInterrupted());
+                } catch (IOException e) {
+                    seen.set(describe(e) + ", interrupted " + Thread.currentThread().isInterrupted());
+                }
+            });
+            t.start();
+            Thread.sleep(300);
+            t.interrupt();
+            Thread.sleep(300);
+            try (Socket c = connect(ss)) {
+                t.join(GUARD_MILLIS);
+                return seen.get() + "; server closed " + ss.isClosed();
+            } catch (IOException e) {
+                t.join(GUARD_MILLIS);
+                return "connect: " + describe(e) + "; acceptor " + seen.get();
+            }
+        }
+    }
+
+    static String acceptTimeout() throws Exception {
+        try (ServerSocket ss = server()) {
+            ss.setSoTimeout(200);
+            String first;
+            try {
+                first = "accepted " + ss.accept();
+            } catch (IOException e) {
+                first = describe(e);
+            }
+            ss.setSoTimeout(GUARD_MILLIS);
+            try (Socket c = connect(ss); Socket a = ss.accept()) {
+                return first + "; then accepts, connected " + a.isConnected() + ", timeout " + ss.getSoTimeout();
+            }
+        }
+    }
+
+    static String closeWhileAccepting() throws Exception {
+        ServerSocket ss = server();
+        AtomicReference<String> seen = new AtomicReference<>("nothing");
+        Thread t = new Thread(() -> {
+            try {
+                seen.set("accepted " + ss.accept());
+            } catch (IOException e) {
+                seen.set(describe(e));
+            }
+        });
+        t.start();
+        Thread.sleep(300);
+        ss.close();
+        t.join(GUARD_MILLIS);
+        String after;
+        try {
+            ss.accept();
+            after = "accepted";
+        } catch (IOException e) {
+            after = describe(e);
+        }
+        return seen.get() + "; after: " + after + ", closed " + ss.isClosed();
+    }
+
+    static String connectRefused() throws Exception {
+        int port;
+        try (ServerSocket ss = server()) {
+            port = ss.getLocalPort();
+        }
+        Socket s = new Socket();
+        try {
+            s.connect(new InetSocketAddress(LOOPBACK, port), GUARD_MILLIS);
+            return "connected";
+        } catch (IOException e) {
+            return e.getClass().getName() + ", closed " + s.isClosed();
+        }
+    }
+
+    static String options() throws Exception {
+        try (ServerSocket ss = server(); Socket c = new Socket()) {
+            c.setTcpNoDelay(true);
+            c.setKeepAlive(true);
+            c.setSoTimeout(1234);
+            c.setSoLinger(true, 5);
+            c.connect(new InetSocketAddress(LOOPBACK, ss.getLocalPort()), GUARD_MILLIS);
+            try (Socket a = accept(ss)) {
+                String before = "nodelay " + c.getTcpNoDelay() + ", keepalive " + c.getKeepAlive() + ", timeout "
+                        + c.getSoTimeout() + ", linger " + c.getSoLinger();
+                c.setTcpNoDelay(false);
+                c.setSoLinger(false, 0);
+                c.setOption(java.net.StandardSocketOptions.SO_KEEPALIVE, false);
+                return before + "; after: nodelay " + c.getTcpNoDelay() + ", linger " + c.getSoLinger()
+                        + ", keepalive " + c.getOption(java.net.StandardSocketOptions.SO_KEEPALIVE)
+                        + ", accepted nodelay " + a.getTcpNoDelay() + ", accepted timeout " + a.getSoTimeout()
+                        + ", supports SO_KEEPALIVE " + c.supportedOptions().contains(
+                            java.net.StandardSocketOptions.SO_KEEPALIVE);
+            }
+        }
+    }
+
+    static String serverOptions() throws Exception {
+        try (ServerSocket ss = new ServerSocket()) {
+            ss.setReuseAddress(true);
+            ss.setSoTimeout(777);
+            ss.bind(new InetSocketAddress(LOOPBACK, 0), 10);
+            return "reuse " + ss.getReuseAddress() + ", timeout " + ss.getSoTimeout() + ", bound " + ss.isBound()
+                    + ", address " + ss.getInetAddress() + ", port>0 " + (ss.getLocalPort() > 0)
+                    + ", supports SO_RCVBUF " + ss.supportedOptions().contains(java.net.StandardSocketOptions.SO_RCVBUF);
+        }
+    }
+
+    static String addresses() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            return "client remote " + c.getInetAddress() + " port same " + (c.getPort() == ss.getLocalPort())
+                    + ", local " + c.getLocalAddress() + " port>0 " + (c.getLocalPort() > 0)
+                    + "; accepted remote " + a.getInetAddress() + " port same " + (a.getPort() == c.getLocalPort())
+                    + ", local port same " + (a.getLocalPort() == ss.getLocalPort())
+                    + "; remote socket address same " + c.getRemoteSocketAddress().equals(ss.getLocalSocketAddress())
+                    + "; connected " + c.isConnected() + " bound " + c.isBound();
+        }
+    }
+
+    static String available() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            int before = c.getInputStream().available();
+            a.getOutputStream().write(new byte[] {1, 2, 3, 4, 5});
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GUARD_MILLIS);
+            int n;
+            while ((n = c.getInputStream().available()) < 5 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            c.getInputStream().readNBytes(2);
+            return "before " + before + ", after " + n + ", after reading 2: " + c.getInputStream().available();
+        }
+    }
+
+    static String peerCloses() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            a.getOutputStream().write(9);
+            a.close();
+            InputStream in = c.getInputStream();
+            return "read " + in.read() + ", then " + in.read() + ", again " + in.read();
+        }
+    }
+
+    static String lingerZeroResets() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            a.setSoLinger(true, 0);
+            a.close();
+            try {
+                return "read " + c.getInputStream().read();
+            } catch (IOException e) {
+                return describe(e);
+            }
+        }
+    }
+
+    static String afterClose() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            InputStream in = c.getInputStream();
+            OutputStream out = c.getOutputStream();
+            c.close();
+            String r;
+            try {
+                r = "read " + in.read();
+            } catch (IOException e) {
+                r = describe(e);
+            }
+            String w;
+            try {
+                out.write(1);
+                w = "wrote";
+            } catch (IOException e) {
+                w = describe(e);
+            }
+            String g;
+            try {
+                c.getInputStream();
+                g = "got a stream";
+            } catch (IOException e) {
+                g = describe(e);
+            }
+            return "read: " + r + "; write: " + w + "; getInputStream: " + g + "; closed " + c.isClosed()
+                    + ", connected " + c.isConnected() + "; peer reads " + a.getInputStream().read();
+        }
+    }
+
+    static String streamsAfterShutdown() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            OutputStream out = c.getOutputStream();
+            c.shutdownOutput();
+            c.shutdownInput();
+            String w;
+            try {
+                out.write(1);
+                w = "wrote";
+            } catch (IOException e) {
+                w = describe(e);
+            }
+            String g;
+            try {
+                c.getOutputStream();
+                g = "got";
+            } catch (IOException e) {
+                g = describe(e);
+            }
+            String i;
+            try {
+                c.getInputStream();
+                i = "got";
+            } catch (IOException e) {
+                i = describe(e);
+            }
+            return "write: " + w + "; getOutputStream: " + g + "; getInputStream: " + i + "; peer reads "
+                    + a.getInputStream().read();
+        }
+    }
+
+    static String bindInUse() throws Exception {
+        try (ServerSocket ss = server(); ServerSocket second = new ServerSocket()) {
+            try {
+                second.bind(new InetSocketAddress(LOOPBACK, ss.getLocalPort()));
+                return "bound twice";
+            } catch (IOException e) {
+                // rdmanio's fabrics add where the address is in use after java.net's words.
+                return e.getClass().getName() + ": " + e.getMessage().startsWith("Address already in use")
+                        + ", closed " + second.isClosed();
+            }
+        }
+    }
+
+    static String nioClientToServerSocket() throws Exception {
+        try (ServerSocket ss = server(); SocketChannel c = SocketChannel.open(
+                new InetSocketAddress(LOOPBACK, ss.getLocalPort())); Socket a = accept(ss)) {
+            c.write(ByteBuffer.wrap("from nio".getBytes(StandardCharsets.US_ASCII)));
+            byte[] got = readExactly(a.getInputStream(), 8);
+            a.getOutputStream().write("from net".getBytes(StandardCharsets.US_ASCII));
+            ByteBuffer back = ByteBuffer.allocate(8);
+            while (back.hasRemaining() && c.read(back) >= 0) {
+                // blocking channel: each read waits for bytes
+            }
+            return new String(got, StandardCharsets.US_ASCII) + " / " + new String(back.array(), StandardCharsets.US_ASCII);
+        }
+    }
+
+    static String socketToNioServer() throws Exception {
+        try (ServerSocketChannel ss = ServerSocketChannel.open()) {
+            ss.bind(new InetSocketAddress(LOOPBACK, 0));
+            int port = ((InetSocketAddress) ss.getLocalAddress()).getPort();
+            try (Socket c = new Socket()) {
+                c.connect(new InetSocketAddress(LOOPBACK, port), GUARD_MILLIS);
+                c.setSoTimeout(GUARD_MILLIS);
+                try (SocketChannel a = ss.accept()) {
+                    c.getOutputStream().write("from net".getBytes(StandardCharsets.US_ASCII));
+                    ByteBuffer got = ByteBuffer.allocate(8);
+                    while (got.hasRemaining() && a.read(got) >= 0) {
+                        // blocking channel
+                    }
+                    a.write(ByteBuffer.wrap("from nio".getBytes(StandardCharsets.US_ASCII)));
+                    byte[] back = readExactly(c.getInputStream(), 8);
+                    return new String(got.array(), StandardCharsets.US_ASCII) + " / "
+                            + new String(back, StandardCharsets.US_ASCII);
+                }
+            }
+        }
+    }
+
+    /** HttpURLConnection (java.net) against the JDK's own HTTP server (NIO), two requests on one connection. */
+    static String httpUrlConnection() throws Exception {
+        HttpServer server = HttpServer.create(new InetSocketAddress(LOOPBACK, 0), 0);
+        server.createContext("/", exchange -> {
+            byte[] body = ("hello " + exchange.getRequestURI().getPath()).getBytes(StandardCharsets.US_ASCII);
+            exchange.sendResponseHeaders(200, body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        server.start();
+        try {
+            StringBuilder sb = new StringBuilder();
+            for (String path : new String[] {"/a", "/b"}) {
+                URL url = new URL("http://127.0.0.1:" + server.getAddress().getPort() + path);
+                HttpURLConnection conn = (HttpURLConnection) url.openConnection(java.net.Proxy.NO_PROXY);
+                conn.setConnectTimeout(GUARD_MILLIS);
+                conn.setReadTimeout(GUARD_MILLIS);
+                try (InputStream in = conn.getInputStream()) {
+                    sb.append(conn.getResponseCode()).append(' ')
+                        .append(new String(in.readAllBytes(), StandardCharsets.US_ASCII)).append("; ");
+                }
+            }
+            return sb.toString().trim();
+        } finally {
+            server.stop(0);
+        }
+    }
+}

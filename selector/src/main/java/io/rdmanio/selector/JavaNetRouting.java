@@ -1,0 +1,74 @@
+package io.rdmanio.selector;
+
+import io.rdmanio.core.Logs;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import org.slf4j.Logger;
+
+/**
+ * Puts java.net's {@link Socket} and {@link ServerSocket} under the routing rules: installs the socket
+ * implementation factories, whose sockets are {@link RoutingSocketImpl}s. Done by the agent, once, before the
+ * application runs; only when the rules can route something (a program whose rules route nothing keeps the JDK's
+ * implementations untouched) and {@code rdmanio.javaNet} is not {@code false}.
+ *
+ * <p>The factories can be set once per JVM: an application that sets its own afterwards gets java.net's
+ * "factory already defined" (run it with {@code -Drdmanio.javaNet=false}); one that set its own first keeps it,
+ * and the log says that java.net is then not routed. Thread-safe (called once).
+ */
+public final class JavaNetRouting {
+
+    /** The property that turns java.net routing off ({@code false}); on by default. */
+    public static final String PROPERTY = "rdmanio.javaNet";
+
+    private static final Logger LOG = Logs.get("io.rdmanio.routing");
+    private static volatile String state = "not routed: the agent is not in use";
+
+    private JavaNetRouting() {
+    }
+
+    /** What {@link #install} did, for doctor and the stats: {@code routed} or {@code not routed: REASON}. */
+    public static String state() {
+        return state;
+    }
+
+    /**
+     * Installs the factories if the rules route anything; returns whether java.net is now routed.
+     *
+     * @throws IllegalStateException when {@code java.net} is not open to rdmanio (the agent opens it first)
+     */
+    public static boolean install(RdmaSelectorProvider provider) {
+        if ("false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").trim())) {
+            state = "not routed: -D" + PROPERTY + "=false";
+            return false;
+        }
+        if (provider.config().router().routesNothing()) {
+            state = "not routed: no rule routes a socket to a fabric";
+            return false;
+        }
+        if (!JdkSocketImpls.available()) {
+            throw new IllegalStateException("java.base does not open java.net to rdmanio");
+        }
+        try {
+            Socket.setSocketImplFactory(() -> new RoutingSocketImpl(provider, false));
+        } catch (IOException e) {
+            state = "not routed: the application (or another agent) installed its own java.net.SocketImplFactory";
+            LOG.warn("rdmanio: java.net sockets are {} (Socket.setSocketImplFactory: {}); NIO channels are routed",
+                state, e.getMessage());
+            return false;
+        }
+        try {
+            ServerSocket.setSocketFactory(() -> new RoutingSocketImpl(provider, true));
+        } catch (IOException e) {
+            // Clients are routed and servers cannot be: a routed client still reaches NIO servers, and a server
+            // socket accepts with its own factory's sockets. Say so rather than undo the client factory (java.net
+            // has no way to).
+            state = "clients routed; server sockets not routed: the application (or another agent) installed its "
+                    + "own server SocketImplFactory";
+            LOG.warn("rdmanio: java.net {} ({})", state, e.getMessage());
+            return true;
+        }
+        state = "routed";
+        return true;
+    }
+}
