@@ -50,7 +50,8 @@ class JavaNetConformanceTest {
             "lingerZeroResets: java.net.SocketException: Connection reset",
             "nioClientToServerSocket: from nio / from net",
             "socketToNioServer: from net / from nio",
-            "httpUrlConnection: 200 hello /a; 200 hello /b;"}) {
+            "httpUrlConnection: 200 hello /a; 200 hello /b;",
+            "httpUrlConnectionToJetty: blob.bin same true, 0 same true, 100 same true, 3145745 same true"}) {
             assertTrue(jdk.contains(line + "\n"), () -> "the JDK's own run lacks '" + line + "':\n" + jdk);
         }
     }

@@ -64,6 +64,7 @@ public final class JavaNetScenarios {
         all.put("nioClientToServerSocket", JavaNetScenarios::nioClientToServerSocket);
         all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
         all.put("httpUrlConnection", JavaNetScenarios::httpUrlConnection);
+        all.put("httpUrlConnectionToJetty", JavaNetScenarios::httpUrlConnectionToJetty);
         List<String> chosen = args.length == 0 ? new ArrayList<>(all.keySet()) : List.of(args);
         for (String name : chosen) {
             String result;
@@ -558,6 +559,43 @@ public final class JavaNetScenarios {
             return sb.toString().trim();
         } finally {
             server.stop(0);
+        }
+    }
+
+    /** HttpURLConnection against unmodified Jetty (NIO): a static file of 6 MiB and dynamic bodies, byte-exact. */
+    static String httpUrlConnectionToJetty() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("jetty-content");
+        io.rdmanio.examples.jetty.Content.writeFiles(dir);
+        try (io.rdmanio.examples.jetty.JettyServer jetty = new io.rdmanio.examples.jetty.JettyServer("127.0.0.1", 0,
+                dir)) {
+            StringBuilder sb = new StringBuilder();
+            byte[] blob = java.nio.file.Files.readAllBytes(dir.resolve("blob.bin"));
+            sb.append("blob.bin same ").append(java.util.Arrays.equals(blob, get(jetty.port(), "/blob.bin")));
+            for (int n : io.rdmanio.examples.jetty.Content.DYNAMIC_SIZES) {
+                sb.append(", ").append(n).append(" same ").append(java.util.Arrays.equals(
+                    io.rdmanio.examples.jetty.Content.dynamic(n),
+                    get(jetty.port(), io.rdmanio.examples.jetty.Content.DYNAMIC_PREFIX + n)));
+            }
+            return sb.toString();
+        } finally {
+            try (var files = java.nio.file.Files.list(dir)) {
+                for (java.nio.file.Path f : (Iterable<java.nio.file.Path>) files::iterator) {
+                    java.nio.file.Files.delete(f);
+                }
+            }
+            java.nio.file.Files.delete(dir);
+        }
+    }
+
+    private static byte[] get(int port, String path) throws IOException {
+        HttpURLConnection conn = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
+        conn.setConnectTimeout(GUARD_MILLIS);
+        conn.setReadTimeout(GUARD_MILLIS);
+        try (InputStream in = conn.getInputStream()) {
+            if (conn.getResponseCode() != 200) {
+                throw new IOException(path + ": HTTP " + conn.getResponseCode());
+            }
+            return in.readAllBytes();
         }
     }
 }
