@@ -3,6 +3,7 @@ package io.rdmanio.selector.agent;
 import io.rdmanio.core.JdkAccess;
 import io.rdmanio.selector.JavaNetRouting;
 import io.rdmanio.selector.RdmaSelectorProvider;
+import io.rdmanio.selector.async.RdmaAsynchronousChannelProvider;
 import io.rdmanio.selector.config.ConfigException;
 import io.rdmanio.selector.config.ConfigLoader;
 import java.lang.instrument.Instrumentation;
@@ -17,7 +18,7 @@ import java.util.Set;
  * {@code rdmanio.*} system properties, exports {@code sun.nio.ch} (and {@code jdk.internal.access}, for the exit
  * hook that runs after the application's) to the class path (so that no {@code --add-exports} flag is needed), loads the configuration, and installs {@link RdmaSelectorProvider} as the
  * JVM's {@link SelectorProvider} and, when the rules route anything, java.net's socket factories
- * ({@link JavaNetRouting}). Any problem stops the JVM there with one line on stderr that starts with
+ * ({@link JavaNetRouting}) and NIO.2's provider ({@link RdmaAsynchronousChannelProvider}). Any problem stops the JVM there with one line on stderr that starts with
  * {@code rdmanio: } and names the option, file, line or property at fault: a program started with a broken
  * configuration must not quietly run on TCP.
  *
@@ -65,6 +66,8 @@ public final class RdmanioAgent {
         installProvider();
         // java.net's Socket and ServerSocket (and HttpURLConnection) under the same rules as NIO channels.
         JavaNetRouting.install((RdmaSelectorProvider) SelectorProvider.provider());
+        // NIO.2's asynchronous channels too.
+        RdmaAsynchronousChannelProvider.install((RdmaSelectorProvider) SelectorProvider.provider());
         // Programs whose Netty picks a native transport never reach the provider: say so when one loads.
         inst.addTransformer(new NativeTransportWatch());
     }

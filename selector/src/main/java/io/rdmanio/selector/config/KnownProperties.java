@@ -19,6 +19,7 @@ final class KnownProperties {
         "rdmanio.rules", "rdmanio.fabric", "rdmanio.stats", "rdmanio.fallbackMillis", "rdmanio.slotSize",
         "rdmanio.ringDepth", "rdmanio.controlSlots", "rdmanio.spinMicros", "rdmanio.loopback.seed",
         "rdmanio.lingerMillis", "rdmanio.lingerMaxBytes", "rdmanio.debug", "rdmanio.javaNet",
+        "rdmanio.asyncChannels",
         // the disni fabric
         "rdmanio.disni.address", "rdmanio.disni.library", "rdmanio.disni.maxWr", "rdmanio.disni.maxInline",
         "rdmanio.disni.cqEntries", "rdmanio.disni.rnrRetry", "rdmanio.disni.retryCount",

@@ -1,0 +1,36 @@
+package io.rdmanio.examples.agent;
+
+/**
+ * NIO.2's asynchronous socket channels under the agent: the scenarios of {@link AsyncScenarios} (handlers and
+ * futures, timeouts, pending-operation errors, close and cancel, groups and their termination, options, and
+ * asynchronous ends paired with NIO and java.net ends) on the JDK, routed over shm and loopback, and unrouted
+ * ({@link AbstractScenarioConformanceTest}).
+ */
+class AsyncConformanceTest extends AbstractScenarioConformanceTest {
+
+    @Override
+    Class<?> scenarios() {
+        return AsyncScenarios.class;
+    }
+
+    @Override
+    int connections() {
+        return 30;
+    }
+
+    @Override
+    String[] expectedLines() {
+        return new String[] {
+            "echoWithHandlers: 1048576 bytes, same: true",
+            "readTimeout: failed java.nio.channels.InterruptedByTimeoutException; then java.lang.IllegalStateException "
+                + "Reading not allowed due to timeout or cancellation; write still works: 3; open true",
+            "closeWhileReading: failed java.nio.channels.AsynchronousCloseException; read after close failed "
+                + "java.nio.channels.ClosedChannelException; peer reads -1",
+            "connectRefused: failed java.net.ConnectException; open false",
+            "fixedGroup: handler thread scenario-group; shutdown true, terminated while open false, open after "
+                + "shutdown java.nio.channels.ShutdownChannelGroupException, terminated after close true",
+            "nioClientToAsyncServer: from nio / from aio",
+            "asyncClientToNioServer: from aio / from nio",
+            "socketToAsyncServer: from net / from aio"};
+    }
+}

@@ -1,0 +1,563 @@
+package io.rdmanio.examples.agent;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousChannelGroup;
+import java.nio.channels.AsynchronousServerSocketChannel;
+import java.nio.channels.AsynchronousSocketChannel;
+import java.nio.channels.CompletionHandler;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32;
+
+/**
+ * NIO.2 scenarios, written once: each prints one line of what a program sees (results, exception classes, never
+ * times or ports). {@link AsyncConformanceTest} runs this program on the JDK alone and through the agent, and
+ * requires the same lines. Every wait is bounded.
+ *
+ * <p>Arguments: scenario names to run (none: all).
+ */
+public final class AsyncScenarios {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    private static final long GUARD_SECONDS = 20;
+
+    interface Scenario {
+        String run() throws Exception;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, Scenario> all = new LinkedHashMap<>();
+        all.put("echoWithHandlers", AsyncScenarios::echoWithHandlers);
+        all.put("futures", AsyncScenarios::futures);
+        all.put("readTimeout", AsyncScenarios::readTimeout);
+        all.put("readPending", AsyncScenarios::readPending);
+        all.put("closeWhileReading", AsyncScenarios::closeWhileReading);
+        all.put("peerCloses", AsyncScenarios::peerCloses);
+        all.put("shutdownOutput", AsyncScenarios::shutdownOutput);
+        all.put("notYetConnected", AsyncScenarios::notYetConnected);
+        all.put("connectRefused", AsyncScenarios::connectRefused);
+        all.put("cancelRead", AsyncScenarios::cancelRead);
+        all.put("acceptPending", AsyncScenarios::acceptPending);
+        all.put("closeWhileAccepting", AsyncScenarios::closeWhileAccepting);
+        all.put("fixedGroup", AsyncScenarios::fixedGroup);
+        all.put("addressesAndOptions", AsyncScenarios::addressesAndOptions);
+        all.put("scatterGather", AsyncScenarios::scatterGather);
+        all.put("zeroLength", AsyncScenarios::zeroLength);
+        all.put("nioClientToAsyncServer", AsyncScenarios::nioClientToAsyncServer);
+        all.put("asyncClientToNioServer", AsyncScenarios::asyncClientToNioServer);
+        all.put("socketToAsyncServer", AsyncScenarios::socketToAsyncServer);
+        List<String> chosen = args.length == 0 ? new ArrayList<>(all.keySet()) : List.of(args);
+        for (String name : chosen) {
+            String result;
+            try {
+                result = all.get(name).run();
+            } catch (Throwable t) {
+                result = "FAILED " + describe(t);
+            }
+            System.out.println(name + ": " + result);
+        }
+    }
+
+    static String describe(Throwable t) {
+        if (t instanceof ExecutionException && t.getCause() != null) {
+            return "ExecutionException(" + describe(t.getCause()) + ")";
+        }
+        return t.getClass().getName();
+    }
+
+    /** A handler whose outcome a future holds. */
+    static final class Outcome<V> extends CompletableFuture<V> implements CompletionHandler<V, Object> {
+        @Override
+        public void completed(V result, Object attachment) {
+            complete(result);
+        }
+
+        @Override
+        public void failed(Throwable exc, Object attachment) {
+            completeExceptionally(exc);
+        }
+
+        String await() {
+            try {
+                return "completed " + get(GUARD_SECONDS, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                return "failed " + describe(e.getCause());
+            } catch (Exception e) {
+                return "no outcome: " + describe(e);
+            }
+        }
+    }
+
+    private static AsynchronousServerSocketChannel server() throws IOException {
+        return AsynchronousServerSocketChannel.open().bind(new InetSocketAddress(LOOPBACK, 0));
+    }
+
+    /** A connected client and the server's end of it. */
+    private record Pair(AsynchronousSocketChannel client, AsynchronousSocketChannel accepted) implements AutoCloseable {
+        static Pair open(AsynchronousServerSocketChannel ss) throws Exception {
+            Future<AsynchronousSocketChannel> a = ss.accept();
+            AsynchronousSocketChannel c = AsynchronousSocketChannel.open();
+            c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            return new Pair(c, a.get(GUARD_SECONDS, TimeUnit.SECONDS));
+        }
+
+        @Override
+        public void close() throws IOException {
+            client.close();
+            accepted.close();
+        }
+    }
+
+    private static void writeAll(AsynchronousSocketChannel ch, ByteBuffer b) throws Exception {
+        while (b.hasRemaining()) {
+            ch.write(b).get(GUARD_SECONDS, TimeUnit.SECONDS);
+        }
+    }
+
+    private static byte[] readUntilEnd(AsynchronousSocketChannel ch) throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteBuffer b = ByteBuffer.allocate(64 * 1024);
+        for (;;) {
+            b.clear();
+            int n = ch.read(b).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            if (n < 0) {
+                return out.toByteArray();
+            }
+            out.write(b.array(), 0, n);
+        }
+    }
+
+    /** The server echoes with a chain of completion handlers; the client sends 1 MiB and reads it back. */
+    static String echoWithHandlers() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server()) {
+            ss.accept(null, new CompletionHandler<AsynchronousSocketChannel, Object>() {
+                @Override
+                public void completed(AsynchronousSocketChannel ch, Object att) {
+                    ByteBuffer buf = ByteBuffer.allocateDirect(16 * 1024);
+                    ch.read(buf, null, new CompletionHandler<Integer, Object>() {
+                        @Override
+                        public void completed(Integer n, Object a) {
+                            if (n < 0) {
+                                try {
+                                    ch.shutdownOutput();
+                                } catch (IOException e) {
+                                    System.out.println("echo server: " + describe(e));
+                                }
+                                return;
+                            }
+                            buf.flip();
+                            CompletionHandler<Integer, Object> reader = this;
+                            ch.write(buf, null, new CompletionHandler<Integer, Object>() {
+                                @Override
+                                public void completed(Integer w, Object a2) {
+                                    if (buf.hasRemaining()) {
+                                        ch.write(buf, null, this);
+                                    } else {
+                                        buf.clear();
+                                        ch.read(buf, null, reader);
+                                    }
+                                }
+
+                                @Override
+                                public void failed(Throwable exc, Object a2) {
+                                    System.out.println("echo server write: " + describe(exc));
+                                }
+                            });
+                        }
+
+                        @Override
+                        public void failed(Throwable exc, Object a) {
+                            System.out.println("echo server read: " + describe(exc));
+                        }
+                    });
+                }
+
+                @Override
+                public void failed(Throwable exc, Object att) {
+                    System.out.println("echo server accept: " + describe(exc));
+                }
+            });
+            try (AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
+                c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+                byte[] data = new byte[1 << 20];
+                new java.util.Random(3).nextBytes(data);
+                CompletableFuture<byte[]> back = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return readUntilEnd(c);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                writeAll(c, ByteBuffer.wrap(data));
+                c.shutdownOutput();
+                byte[] got = back.get(GUARD_SECONDS, TimeUnit.SECONDS);
+                return got.length + " bytes, same: " + (crc(got) == crc(data));
+            }
+        }
+    }
+
+    private static long crc(byte[] b) {
+        CRC32 c = new CRC32();
+        c.update(b);
+        return c.getValue();
+    }
+
+    static String futures() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            int w = p.client().write(ByteBuffer.wrap("hello".getBytes(StandardCharsets.US_ASCII)))
+                .get(GUARD_SECONDS, TimeUnit.SECONDS);
+            ByteBuffer in = ByteBuffer.allocate(5);
+            while (in.hasRemaining()) {
+                p.accepted().read(in).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            }
+            return "wrote " + w + ", read " + new String(in.array(), StandardCharsets.US_ASCII);
+        }
+    }
+
+    static String readTimeout() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            Outcome<Integer> o = new Outcome<>();
+            p.client().read(ByteBuffer.allocate(10), 200, TimeUnit.MILLISECONDS, null, o);
+            String first = o.await();
+            String second;
+            try {
+                p.client().read(ByteBuffer.allocate(10));
+                second = "read allowed";
+            } catch (RuntimeException e) {
+                second = describe(e) + " " + e.getMessage();
+            }
+            // Writing is not affected.
+            int w = p.client().write(ByteBuffer.wrap(new byte[3])).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            return first + "; then " + second + "; write still works: " + w + "; open " + p.client().isOpen();
+        }
+    }
+
+    static String readPending() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            Future<Integer> first = p.client().read(ByteBuffer.allocate(10));
+            String second;
+            try {
+                p.client().read(ByteBuffer.allocate(10));
+                second = "second read accepted";
+            } catch (RuntimeException e) {
+                second = describe(e);
+            }
+            p.accepted().write(ByteBuffer.wrap(new byte[4])).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            return second + "; first read " + first.get(GUARD_SECONDS, TimeUnit.SECONDS);
+        }
+    }
+
+    static String closeWhileReading() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            Outcome<Integer> o = new Outcome<>();
+            p.client().read(ByteBuffer.allocate(10), null, o);
+            Thread.sleep(200);
+            p.client().close();
+            String after;
+            Outcome<Integer> again = new Outcome<>();
+            p.client().read(ByteBuffer.allocate(10), null, again);
+            after = again.await();
+            Future<Integer> peer = p.accepted().read(ByteBuffer.allocate(10));
+            return o.await() + "; read after close " + after + "; peer reads " + peer.get(GUARD_SECONDS,
+                TimeUnit.SECONDS);
+        }
+    }
+
+    static String peerCloses() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            writeAll(p.accepted(), ByteBuffer.wrap(new byte[] {1, 2, 3}));
+            p.accepted().close();
+            byte[] got = readUntilEnd(p.client());
+            return "read " + got.length + " then -1, again " + p.client().read(ByteBuffer.allocate(4))
+                .get(GUARD_SECONDS, TimeUnit.SECONDS);
+        }
+    }
+
+    static String shutdownOutput() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            p.client().shutdownOutput();
+            int peer = p.accepted().read(ByteBuffer.allocate(4)).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            Outcome<Integer> w = new Outcome<>();
+            p.client().write(ByteBuffer.wrap(new byte[2]), null, w);
+            p.client().shutdownInput();
+            int own = p.client().read(ByteBuffer.allocate(4)).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            return "peer reads " + peer + "; write after shutdown " + w.await() + "; read after shutdownInput " + own;
+        }
+    }
+
+    static String notYetConnected() throws Exception {
+        try (AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
+            String r;
+            try {
+                c.read(ByteBuffer.allocate(1));
+                r = "read accepted";
+            } catch (RuntimeException e) {
+                r = describe(e);
+            }
+            String w;
+            try {
+                c.write(ByteBuffer.allocate(1));
+                w = "write accepted";
+            } catch (RuntimeException e) {
+                w = describe(e);
+            }
+            String s;
+            try {
+                c.shutdownOutput();
+                s = "shut down";
+            } catch (RuntimeException | IOException e) {
+                s = describe(e);
+            }
+            return r + "; " + w + "; " + s + "; remote " + c.getRemoteAddress() + "; local " + c.getLocalAddress();
+        }
+    }
+
+    static String connectRefused() throws Exception {
+        InetSocketAddress gone;
+        try (AsynchronousServerSocketChannel ss = server()) {
+            gone = (InetSocketAddress) ss.getLocalAddress();
+        }
+        AsynchronousSocketChannel c = AsynchronousSocketChannel.open();
+        Outcome<Void> o = new Outcome<>();
+        c.connect(gone, null, o);
+        String r = o.await();
+        return r + "; open " + c.isOpen();
+    }
+
+    static String cancelRead() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            Future<Integer> f = p.client().read(ByteBuffer.allocate(4));
+            boolean cancelled = f.cancel(false);
+            String next;
+            try {
+                p.client().read(ByteBuffer.allocate(4));
+                next = "read allowed";
+            } catch (RuntimeException e) {
+                next = describe(e);
+            }
+            String get;
+            try {
+                get = "got " + f.get(GUARD_SECONDS, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.CancellationException e) {
+                get = describe(e);
+            }
+            return "cancel " + cancelled + ", isCancelled " + f.isCancelled() + ", get " + get + "; next " + next
+                    + "; open " + p.client().isOpen();
+        }
+    }
+
+    static String acceptPending() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server()) {
+            Future<AsynchronousSocketChannel> first = ss.accept();
+            String second;
+            try {
+                ss.accept();
+                second = "second accept taken";
+            } catch (RuntimeException e) {
+                second = describe(e);
+            }
+            try (AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
+                c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+                try (AsynchronousSocketChannel a = first.get(GUARD_SECONDS, TimeUnit.SECONDS)) {
+                    return second + "; first accepts, remote is the client "
+                            + a.getRemoteAddress().equals(c.getLocalAddress());
+                }
+            }
+        }
+    }
+
+    static String closeWhileAccepting() throws Exception {
+        AsynchronousServerSocketChannel ss = server();
+        Outcome<AsynchronousSocketChannel> o = new Outcome<>();
+        ss.accept(null, o);
+        Thread.sleep(200);
+        ss.close();
+        Outcome<AsynchronousSocketChannel> after = new Outcome<>();
+        ss.accept(null, after);
+        return o.await() + "; accept after close " + after.await() + "; open " + ss.isOpen();
+    }
+
+    /** A fixed group of two threads: handlers run on its threads; shutdown, then termination once closed. */
+    static String fixedGroup() throws Exception {
+        AsynchronousChannelGroup group = AsynchronousChannelGroup.withFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "scenario-group");
+            t.setDaemon(true);
+            return t;
+        });
+        AsynchronousServerSocketChannel ss = AsynchronousServerSocketChannel.open(group)
+            .bind(new InetSocketAddress(LOOPBACK, 0));
+        CompletableFuture<String> acceptThread = new CompletableFuture<>();
+        ss.accept(null, new CompletionHandler<AsynchronousSocketChannel, Object>() {
+            @Override
+            public void completed(AsynchronousSocketChannel ch, Object a) {
+                acceptThread.complete(Thread.currentThread().getName());
+                try {
+                    ch.close();
+                } catch (IOException e) {
+                    acceptThread.complete(describe(e));
+                }
+            }
+
+            @Override
+            public void failed(Throwable exc, Object a) {
+                acceptThread.complete(describe(exc));
+            }
+        });
+        AsynchronousSocketChannel c = AsynchronousSocketChannel.open(group);
+        c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+        String thread = acceptThread.get(GUARD_SECONDS, TimeUnit.SECONDS);
+        group.shutdown();
+        boolean terminatedWhileOpen = group.awaitTermination(200, TimeUnit.MILLISECONDS);
+        String refused;
+        try {
+            AsynchronousSocketChannel.open(group);
+            refused = "opened";
+        } catch (java.nio.channels.ShutdownChannelGroupException e) {
+            refused = describe(e);
+        }
+        c.close();
+        ss.close();
+        boolean terminated = group.awaitTermination(GUARD_SECONDS, TimeUnit.SECONDS);
+        return "handler thread " + thread + "; shutdown " + group.isShutdown() + ", terminated while open "
+                + terminatedWhileOpen + ", open after shutdown " + refused + ", terminated after close " + terminated;
+    }
+
+    static String addressesAndOptions() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
+            c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            c.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+            Future<AsynchronousSocketChannel> af = ss.accept();
+            c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            try (AsynchronousSocketChannel a = af.get(GUARD_SECONDS, TimeUnit.SECONDS)) {
+                String unsupported;
+                try {
+                    c.setOption(StandardSocketOptions.IP_MULTICAST_TTL, 1);
+                    unsupported = "set";
+                } catch (UnsupportedOperationException e) {
+                    unsupported = describe(e);
+                }
+                return "remote is server " + c.getRemoteAddress().equals(ss.getLocalAddress()) + ", local is accepted's remote "
+                        + c.getLocalAddress().equals(a.getRemoteAddress()) + ", nodelay "
+                        + c.getOption(StandardSocketOptions.TCP_NODELAY) + ", keepalive "
+                        + c.getOption(StandardSocketOptions.SO_KEEPALIVE) + ", multicast ttl " + unsupported
+                        + ", supports SO_RCVBUF " + c.supportedOptions().contains(StandardSocketOptions.SO_RCVBUF)
+                        + ", server supports SO_REUSEADDR "
+                        + ss.supportedOptions().contains(StandardSocketOptions.SO_REUSEADDR);
+            }
+        }
+    }
+
+    static String scatterGather() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            ByteBuffer[] out = {ByteBuffer.wrap("ab".getBytes(StandardCharsets.US_ASCII)),
+                ByteBuffer.wrap("cdef".getBytes(StandardCharsets.US_ASCII))};
+            long written = 0;
+            while (out[1].hasRemaining()) {
+                Outcome<Long> w = new Outcome<>();
+                p.client().write(out, 0, 2, 0, TimeUnit.SECONDS, null, w);
+                written += w.get(GUARD_SECONDS, TimeUnit.SECONDS);
+            }
+            ByteBuffer[] in = {ByteBuffer.allocate(3), ByteBuffer.allocate(3)};
+            long read = 0;
+            while (read < 6) {
+                Outcome<Long> r = new Outcome<>();
+                p.accepted().read(in, 0, 2, GUARD_SECONDS, TimeUnit.SECONDS, null, r);
+                read += r.get(GUARD_SECONDS, TimeUnit.SECONDS);
+            }
+            return "wrote " + written + ", read " + new String(in[0].array(), StandardCharsets.US_ASCII) + "|"
+                    + new String(in[1].array(), StandardCharsets.US_ASCII);
+        }
+    }
+
+    static String zeroLength() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            int r = p.client().read(ByteBuffer.allocate(0)).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            int w = p.client().write(ByteBuffer.allocate(0)).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            String ro;
+            try {
+                p.client().read(ByteBuffer.allocate(4).asReadOnlyBuffer());
+                ro = "read-only accepted";
+            } catch (IllegalArgumentException e) {
+                ro = describe(e);
+            }
+            return "read " + r + ", write " + w + ", read-only " + ro;
+        }
+    }
+
+    static String nioClientToAsyncServer() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server()) {
+            Future<AsynchronousSocketChannel> af = ss.accept();
+            try (SocketChannel c = SocketChannel.open(ss.getLocalAddress());
+                 AsynchronousSocketChannel a = af.get(GUARD_SECONDS, TimeUnit.SECONDS)) {
+                c.write(ByteBuffer.wrap("from nio".getBytes(StandardCharsets.US_ASCII)));
+                ByteBuffer got = ByteBuffer.allocate(8);
+                while (got.hasRemaining()) {
+                    a.read(got).get(GUARD_SECONDS, TimeUnit.SECONDS);
+                }
+                writeAll(a, ByteBuffer.wrap("from aio".getBytes(StandardCharsets.US_ASCII)));
+                ByteBuffer back = ByteBuffer.allocate(8);
+                while (back.hasRemaining() && c.read(back) >= 0) {
+                    // blocking
+                }
+                return new String(got.array(), StandardCharsets.US_ASCII) + " / "
+                        + new String(back.array(), StandardCharsets.US_ASCII);
+            }
+        }
+    }
+
+    static String asyncClientToNioServer() throws Exception {
+        try (ServerSocketChannel ss = ServerSocketChannel.open().bind(new InetSocketAddress(LOOPBACK, 0));
+             AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
+            c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            try (SocketChannel a = ss.accept()) {
+                writeAll(c, ByteBuffer.wrap("from aio".getBytes(StandardCharsets.US_ASCII)));
+                ByteBuffer got = ByteBuffer.allocate(8);
+                while (got.hasRemaining() && a.read(got) >= 0) {
+                    // blocking
+                }
+                a.write(ByteBuffer.wrap("from nio".getBytes(StandardCharsets.US_ASCII)));
+                ByteBuffer back = ByteBuffer.allocate(8);
+                while (back.hasRemaining()) {
+                    c.read(back).get(GUARD_SECONDS, TimeUnit.SECONDS);
+                }
+                return new String(got.array(), StandardCharsets.US_ASCII) + " / "
+                        + new String(back.array(), StandardCharsets.US_ASCII);
+            }
+        }
+    }
+
+    static String socketToAsyncServer() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server()) {
+            Future<AsynchronousSocketChannel> af = ss.accept();
+            try (Socket s = new Socket()) {
+                s.connect(ss.getLocalAddress(), (int) TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
+                s.setSoTimeout((int) TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
+                try (AsynchronousSocketChannel a = af.get(GUARD_SECONDS, TimeUnit.SECONDS)) {
+                    s.getOutputStream().write("from net".getBytes(StandardCharsets.US_ASCII));
+                    ByteBuffer got = ByteBuffer.allocate(8);
+                    while (got.hasRemaining()) {
+                        a.read(got).get(GUARD_SECONDS, TimeUnit.SECONDS);
+                    }
+                    writeAll(a, ByteBuffer.wrap("from aio".getBytes(StandardCharsets.US_ASCII)));
+                    byte[] back = s.getInputStream().readNBytes(8);
+                    return new String(got.array(), StandardCharsets.US_ASCII) + " / "
+                            + new String(back, StandardCharsets.US_ASCII);
+                }
+            }
+        }
+    }
+}
