@@ -21,7 +21,8 @@ class AsyncConformanceTest extends AbstractScenarioConformanceTest {
     @Override
     String[] expectedLines() {
         return new String[] {
-            "echoWithHandlers: 1048576 bytes, same: true",
+            "echoWithHandlers: 1 clients: 1048576 bytes, same: true",
+            "echoManyAtOnce: 8 clients: 262144 bytes, same: true",
             "readTimeout: failed java.nio.channels.InterruptedByTimeoutException; then java.lang.IllegalStateException "
                 + "Reading not allowed due to timeout or cancellation; write still works: 3; open true",
             "closeWhileReading: failed java.nio.channels.AsynchronousCloseException; read after close failed "

@@ -35,13 +35,11 @@ public final class AsyncScenarios {
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
     private static final long GUARD_SECONDS = 20;
 
-    interface Scenario {
-        String run() throws Exception;
-    }
 
     public static void main(String[] args) throws Exception {
-        Map<String, Scenario> all = new LinkedHashMap<>();
+        Map<String, ScenarioRunner.Scenario> all = new LinkedHashMap<>();
         all.put("echoWithHandlers", AsyncScenarios::echoWithHandlers);
+        all.put("echoManyAtOnce", AsyncScenarios::echoManyAtOnce);
         all.put("futures", AsyncScenarios::futures);
         all.put("readTimeout", AsyncScenarios::readTimeout);
         all.put("readPending", AsyncScenarios::readPending);
@@ -60,16 +58,7 @@ public final class AsyncScenarios {
         all.put("nioClientToAsyncServer", AsyncScenarios::nioClientToAsyncServer);
         all.put("asyncClientToNioServer", AsyncScenarios::asyncClientToNioServer);
         all.put("socketToAsyncServer", AsyncScenarios::socketToAsyncServer);
-        List<String> chosen = args.length == 0 ? new ArrayList<>(all.keySet()) : List.of(args);
-        for (String name : chosen) {
-            String result;
-            try {
-                result = all.get(name).run();
-            } catch (Throwable t) {
-                result = "FAILED " + describe(t);
-            }
-            System.out.println(name + ": " + result);
-        }
+        ScenarioRunner.run(all, args, AsyncScenarios::describe);
     }
 
     static String describe(Throwable t) {
@@ -143,70 +132,106 @@ public final class AsyncScenarios {
 
     /** The server echoes with a chain of completion handlers; the client sends 1 MiB and reads it back. */
     static String echoWithHandlers() throws Exception {
+        return echo(1, 1 << 20);
+    }
+
+    /** The same with eight clients at once, 256 KiB each: completions of many channels interleave. */
+    static String echoManyAtOnce() throws Exception {
+        return echo(8, 256 * 1024);
+    }
+
+    private static String echo(int clients, int bytes) throws Exception {
         try (AsynchronousServerSocketChannel ss = server()) {
-            ss.accept(null, new CompletionHandler<AsynchronousSocketChannel, Object>() {
-                @Override
-                public void completed(AsynchronousSocketChannel ch, Object att) {
-                    ByteBuffer buf = ByteBuffer.allocateDirect(16 * 1024);
-                    ch.read(buf, null, new CompletionHandler<Integer, Object>() {
-                        @Override
-                        public void completed(Integer n, Object a) {
-                            if (n < 0) {
-                                try {
-                                    ch.shutdownOutput();
-                                } catch (IOException e) {
-                                    System.out.println("echo server: " + describe(e));
-                                }
-                                return;
-                            }
-                            buf.flip();
-                            CompletionHandler<Integer, Object> reader = this;
-                            ch.write(buf, null, new CompletionHandler<Integer, Object>() {
-                                @Override
-                                public void completed(Integer w, Object a2) {
-                                    if (buf.hasRemaining()) {
-                                        ch.write(buf, null, this);
-                                    } else {
-                                        buf.clear();
-                                        ch.read(buf, null, reader);
-                                    }
-                                }
-
-                                @Override
-                                public void failed(Throwable exc, Object a2) {
-                                    System.out.println("echo server write: " + describe(exc));
-                                }
-                            });
-                        }
-
-                        @Override
-                        public void failed(Throwable exc, Object a) {
-                            System.out.println("echo server read: " + describe(exc));
-                        }
-                    });
-                }
-
-                @Override
-                public void failed(Throwable exc, Object att) {
-                    System.out.println("echo server accept: " + describe(exc));
-                }
-            });
-            try (AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
-                c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
-                byte[] data = new byte[1 << 20];
-                new java.util.Random(3).nextBytes(data);
-                CompletableFuture<byte[]> back = CompletableFuture.supplyAsync(() -> {
+            serveEcho(ss);
+            List<CompletableFuture<String>> results = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                int seed = i;
+                results.add(CompletableFuture.supplyAsync(() -> {
                     try {
-                        return readUntilEnd(c);
+                        return echoClient(ss, bytes, seed);
                     } catch (Exception e) {
-                        throw new IllegalStateException(e);
+                        return describe(e);
+                    }
+                }));
+            }
+            java.util.Set<String> distinct = new java.util.TreeSet<>();
+            for (CompletableFuture<String> r : results) {
+                distinct.add(r.get(GUARD_SECONDS, TimeUnit.SECONDS));
+            }
+            return clients + " clients: " + String.join(" | ", distinct);
+        }
+    }
+
+    /** Accepts for ever (each accept handler arms the next), echoing each connection until its end of stream. */
+    private static void serveEcho(AsynchronousServerSocketChannel ss) {
+        ss.accept(null, new CompletionHandler<AsynchronousSocketChannel, Object>() {
+            @Override
+            public void completed(AsynchronousSocketChannel ch, Object att) {
+                ss.accept(null, this);
+                ByteBuffer buf = ByteBuffer.allocateDirect(16 * 1024);
+                ch.read(buf, null, new CompletionHandler<Integer, Object>() {
+                    @Override
+                    public void completed(Integer n, Object a) {
+                        if (n < 0) {
+                            try {
+                                ch.shutdownOutput();
+                            } catch (IOException e) {
+                                System.out.println("echo server: " + describe(e));
+                            }
+                            return;
+                        }
+                        buf.flip();
+                        CompletionHandler<Integer, Object> reader = this;
+                        ch.write(buf, null, new CompletionHandler<Integer, Object>() {
+                            @Override
+                            public void completed(Integer w, Object a2) {
+                                if (buf.hasRemaining()) {
+                                    ch.write(buf, null, this);
+                                } else {
+                                    buf.clear();
+                                    ch.read(buf, null, reader);
+                                }
+                            }
+
+                            @Override
+                            public void failed(Throwable exc, Object a2) {
+                                System.out.println("echo server write: " + describe(exc));
+                            }
+                        });
+                    }
+
+                    @Override
+                    public void failed(Throwable exc, Object a) {
+                        System.out.println("echo server read: " + describe(exc));
                     }
                 });
-                writeAll(c, ByteBuffer.wrap(data));
-                c.shutdownOutput();
-                byte[] got = back.get(GUARD_SECONDS, TimeUnit.SECONDS);
-                return got.length + " bytes, same: " + (crc(got) == crc(data));
             }
+
+            @Override
+            public void failed(Throwable exc, Object att) {
+                if (!(exc instanceof java.nio.channels.AsynchronousCloseException)) {
+                    System.out.println("echo server accept: " + describe(exc));
+                }
+            }
+        });
+    }
+
+    private static String echoClient(AsynchronousServerSocketChannel ss, int bytes, int seed) throws Exception {
+        try (AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
+            c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            byte[] data = new byte[bytes];
+            new java.util.Random(seed).nextBytes(data);
+            CompletableFuture<byte[]> back = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return readUntilEnd(c);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            writeAll(c, ByteBuffer.wrap(data));
+            c.shutdownOutput();
+            byte[] got = back.get(GUARD_SECONDS, TimeUnit.SECONDS);
+            return got.length + " bytes, same: " + (crc(got) == crc(data));
         }
     }
 
@@ -301,27 +326,12 @@ public final class AsyncScenarios {
 
     static String notYetConnected() throws Exception {
         try (AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
-            String r;
-            try {
-                c.read(ByteBuffer.allocate(1));
-                r = "read accepted";
-            } catch (RuntimeException e) {
-                r = describe(e);
-            }
-            String w;
-            try {
-                c.write(ByteBuffer.allocate(1));
-                w = "write accepted";
-            } catch (RuntimeException e) {
-                w = describe(e);
-            }
-            String s;
-            try {
-                c.shutdownOutput();
-                s = "shut down";
-            } catch (RuntimeException | IOException e) {
-                s = describe(e);
-            }
+            String r = ScenarioRunner.attempt(() -> c.read(ByteBuffer.allocate(1)) == null ? "null" : null,
+                "read accepted", AsyncScenarios::describe);
+            String w = ScenarioRunner.attempt(() -> c.write(ByteBuffer.allocate(1)) == null ? "null" : null,
+                "write accepted", AsyncScenarios::describe);
+            String s = ScenarioRunner.attempt(() -> c.shutdownOutput() == null ? "null" : null, "shut down",
+                AsyncScenarios::describe);
             return r + "; " + w + "; " + s + "; remote " + c.getRemoteAddress() + "; local " + c.getLocalAddress();
         }
     }
@@ -494,7 +504,13 @@ public final class AsyncScenarios {
             } catch (IllegalArgumentException e) {
                 ro = describe(e);
             }
-            return "read " + r + ", write " + w + ", read-only " + ro;
+            Outcome<Long> gather = new Outcome<>();
+            p.client().write(new ByteBuffer[] {ByteBuffer.allocate(0), ByteBuffer.allocate(0)}, 0, 2, 0,
+                TimeUnit.SECONDS, null, gather);
+            Outcome<Long> scatter = new Outcome<>();
+            p.client().read(new ByteBuffer[] {ByteBuffer.allocate(0)}, 0, 1, 0, TimeUnit.SECONDS, null, scatter);
+            return "read " + r + ", write " + w + ", read-only " + ro + ", empty gathering write " + gather.await()
+                    + ", full scattering read " + scatter.await();
         }
     }
 

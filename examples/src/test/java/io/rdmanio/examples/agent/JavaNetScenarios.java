@@ -14,9 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -36,18 +34,17 @@ public final class JavaNetScenarios {
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
     private static final int GUARD_MILLIS = 20_000;
 
-    interface Scenario {
-        String run() throws Exception;
-    }
 
     public static void main(String[] args) throws Exception {
-        Map<String, Scenario> all = new LinkedHashMap<>();
+        Map<String, ScenarioRunner.Scenario> all = new LinkedHashMap<>();
         all.put("echo", JavaNetScenarios::echo);
         all.put("readTimeoutThenData", JavaNetScenarios::readTimeoutThenData);
         all.put("halfClose", JavaNetScenarios::halfClose);
         all.put("closeWhileReading", JavaNetScenarios::closeWhileReading);
         all.put("interruptWhileReading", JavaNetScenarios::interruptWhileReading);
         all.put("interruptVirtualReader", JavaNetScenarios::interruptVirtualReader);
+        all.put("closeWhileWriting", JavaNetScenarios::closeWhileWriting);
+        all.put("interruptWhileWriting", JavaNetScenarios::interruptWhileWriting);
         all.put("interruptWhileAccepting", JavaNetScenarios::interruptWhileAccepting);
         all.put("acceptTimeout", JavaNetScenarios::acceptTimeout);
         all.put("closeWhileAccepting", JavaNetScenarios::closeWhileAccepting);
@@ -65,16 +62,7 @@ public final class JavaNetScenarios {
         all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
         all.put("httpUrlConnection", JavaNetScenarios::httpUrlConnection);
         all.put("httpUrlConnectionToJetty", JavaNetScenarios::httpUrlConnectionToJetty);
-        List<String> chosen = args.length == 0 ? new ArrayList<>(all.keySet()) : List.of(args);
-        for (String name : chosen) {
-            String result;
-            try {
-                result = all.get(name).run();
-            } catch (Throwable t) {
-                result = "FAILED " + describe(t);
-            }
-            System.out.println(name + ": " + result);
-        }
+        ScenarioRunner.run(all, args, JavaNetScenarios::describe);
     }
 
     static String describe(Throwable t) {
@@ -229,6 +217,63 @@ public final class JavaNetScenarios {
             r.join(GUARD_MILLIS);
             return seen.get() + "; closed " + c.isClosed();
         }
+    }
+
+    /**
+     * A writer blocked on a peer that does not read (the kernel's buffers, or the fabric's window, full) while
+     * another thread acts on it; returns what the writer saw once the peer drained everything.
+     */
+    private static String blockedWriter(java.util.function.BiConsumer<Socket, Thread> act) throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            AtomicReference<String> seen = new AtomicReference<>("nothing");
+            Thread w = new Thread(() -> {
+                byte[] chunk = new byte[64 * 1024];
+                try {
+                    OutputStream out = c.getOutputStream();
+                    for (int i = 0; i < 1024; i++) {
+                        out.write(chunk);
+                    }
+                    seen.set("wrote all, interrupted " + Thread.currentThread().isInterrupted());
+                } catch (IOException e) {
+                    seen.set(describe(e) + ", interrupted " + Thread.currentThread().isInterrupted());
+                }
+            });
+            w.start();
+            Thread.sleep(500);
+            act.accept(c, w);
+            Thread.sleep(300);
+            // Drain what the peer was sent, so that a writer still going can finish.
+            a.setSoTimeout(2000);
+            long drained = 0;
+            try {
+                InputStream in = a.getInputStream();
+                byte[] b = new byte[64 * 1024];
+                int n;
+                while ((n = in.read(b)) > 0) {
+                    drained += n;
+                }
+            } catch (IOException e) {
+                // the end of what comes: timeout or reset
+            }
+            w.join(GUARD_MILLIS);
+            return seen.get() + "; closed " + c.isClosed() + "; peer drained all " + (drained == 64L * 1024 * 1024);
+        }
+    }
+
+    /** A writer blocked on a full window, the socket closed by another thread: "Socket closed". */
+    static String closeWhileWriting() throws Exception {
+        return blockedWriter((c, w) -> {
+            try {
+                c.close();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+    }
+
+    /** A platform thread blocked writing is interrupted: the write goes on, as a read does. */
+    static String interruptWhileWriting() throws Exception {
+        return blockedWriter((c, w) -> w.interrupt());
     }
 
     /**
@@ -428,26 +473,15 @@ public final class JavaNetScenarios {
             InputStream in = c.getInputStream();
             OutputStream out = c.getOutputStream();
             c.close();
-            String r;
-            try {
-                r = "read " + in.read();
-            } catch (IOException e) {
-                r = describe(e);
-            }
-            String w;
-            try {
+            String r = ScenarioRunner.attempt(() -> "read " + in.read(), "", JavaNetScenarios::describe);
+            String w = ScenarioRunner.attempt(() -> {
                 out.write(1);
-                w = "wrote";
-            } catch (IOException e) {
-                w = describe(e);
-            }
-            String g;
-            try {
+                return null;
+            }, "wrote", JavaNetScenarios::describe);
+            String g = ScenarioRunner.attempt(() -> {
                 c.getInputStream();
-                g = "got a stream";
-            } catch (IOException e) {
-                g = describe(e);
-            }
+                return null;
+            }, "got a stream", JavaNetScenarios::describe);
             return "read: " + r + "; write: " + w + "; getInputStream: " + g + "; closed " + c.isClosed()
                     + ", connected " + c.isConnected() + "; peer reads " + a.getInputStream().read();
         }
@@ -458,27 +492,14 @@ public final class JavaNetScenarios {
             OutputStream out = c.getOutputStream();
             c.shutdownOutput();
             c.shutdownInput();
-            String w;
-            try {
+            String w = ScenarioRunner.attempt(() -> {
                 out.write(1);
-                w = "wrote";
-            } catch (IOException e) {
-                w = describe(e);
-            }
-            String g;
-            try {
-                c.getOutputStream();
-                g = "got";
-            } catch (IOException e) {
-                g = describe(e);
-            }
-            String i;
-            try {
-                c.getInputStream();
-                i = "got";
-            } catch (IOException e) {
-                i = describe(e);
-            }
+                return null;
+            }, "wrote", JavaNetScenarios::describe);
+            String g = ScenarioRunner.attempt(() -> c.getOutputStream() == null ? "null" : null, "got",
+                JavaNetScenarios::describe);
+            String i = ScenarioRunner.attempt(() -> c.getInputStream() == null ? "null" : null, "got",
+                JavaNetScenarios::describe);
             return "write: " + w + "; getOutputStream: " + g + "; getInputStream: " + i + "; peer reads "
                     + a.getInputStream().read();
         }

@@ -16,10 +16,6 @@ import java.nio.channels.CompletionHandler;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.UnresolvedAddressException;
-import java.nio.channels.UnsupportedAddressTypeException;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Future;
@@ -35,27 +31,25 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
         implements AsyncPoller.Ready {
 
     private final AsyncGroup group;
-    private volatile AsynchronousServerSocketChannel jdk;
-    private volatile ServerSocketChannel fabric;
-    private volatile AsyncPoller poller;
-    private SelectionKey key;
-    private final List<Object[]> earlyOptions = new ArrayList<>();
+    private final RoutedEnd<AsynchronousServerSocketChannel, ServerSocketChannel> end;
     private final Object acceptLock = new Object();
+    /** Held while a connection is taken for the waiting accept. */
+    private final Object acceptIo = new Object();
     private Op<AsynchronousSocketChannel> accept;
 
     RdmaAsynchronousServerSocketChannel(AsyncGroup group) throws IOException {
         super(group.rdma());
         this.group = group;
-        this.jdk = group.rdma().jdk().openAsynchronousServerSocketChannel(group.jdkGroup());
+        this.end = new RoutedEnd<>(group.rdma().jdk().openAsynchronousServerSocketChannel(group.jdkGroup()));
     }
 
     @Override
     public AsynchronousServerSocketChannel bind(SocketAddress local, int backlog) throws IOException {
-        AsynchronousServerSocketChannel j = jdkOrClosed();
-        if (fabric != null) {
+        AsynchronousServerSocketChannel j = end.jdkOrClosed();
+        if (end.fabric() != null) {
             throw new AlreadyBoundException();
         }
-        InetSocketAddress isa = local == null ? new InetSocketAddress(0) : checkAddress(local);
+        InetSocketAddress isa = local == null ? new InetSocketAddress(0) : RoutedEnd.checkAddress(local);
         Route r = j.getLocalAddress() == null
                 ? group.rdma().selectors().config().router().forBind(isa) : Route.NO_MATCH;
         if (!r.usesFabric()) {
@@ -66,37 +60,16 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
         ServerSocketChannel ch = group.rdma().selectors().openServerSocketChannel();
         try {
             ch.configureBlocking(false);
-            synchronized (earlyOptions) {
-                for (Object[] o : earlyOptions) {
-                    setOption(ch, (SocketOption<?>) o[0], o[1]);
-                }
-            }
+            end.carryOptionsTo(ch);
+            // The rdmanio channel routes the bind itself (and counts it); a failed bind leaves this channel open
+            // and unbound, as the JDK's.
             ch.bind(local, backlog);
-            poller = group.admit(this);
+            end.become(ch, group, this);
         } catch (IOException | RuntimeException e) {
             ch.close();
             throw e;
         }
-        fabric = ch;
-        jdk = null;
-        j.close();
         return this;
-    }
-
-    private static InetSocketAddress checkAddress(SocketAddress local) {
-        if (!(local instanceof InetSocketAddress)) {
-            throw new UnsupportedAddressTypeException();
-        }
-        InetSocketAddress isa = (InetSocketAddress) local;
-        if (isa.isUnresolved()) {
-            throw new UnresolvedAddressException();
-        }
-        return isa;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> void setOption(ServerSocketChannel ch, SocketOption<T> name, Object value) throws IOException {
-        ch.setOption(name, (T) value);
     }
 
     @Override
@@ -112,12 +85,12 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
 
     private <A> Future<AsynchronousSocketChannel> implAccept(A attachment,
             CompletionHandler<AsynchronousSocketChannel, ? super A> handler) {
-        AsynchronousServerSocketChannel j = jdk;
-        if (fabric == null && j != null) {
+        AsynchronousServerSocketChannel j = end.jdkIfUnrouted();
+        if (j != null) {
             return TcpCounting.accept(j, attachment, handler);
         }
         Op<AsynchronousSocketChannel> op = new Op<>(attachment, handler, this::cancel);
-        ServerSocketChannel ch = fabric;
+        ServerSocketChannel ch = end.fabric();
         if (ch == null || !ch.isOpen()) {
             op.complete(group, null, new ClosedChannelException());
             return op.future;
@@ -129,16 +102,31 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
             accept = op;
         }
         if (!tryAccept(op)) {
-            interestChanged();
+            end.interestChanged(this::updateInterest);
         }
         return op.future;
     }
 
+    /**
+     * Accepts for a waiting {@code op}; returns whether it is no longer waiting. The caller and the poller may
+     * both try: one at a time, and only while {@code op} still waits, so no connection is taken for nobody.
+     */
     private boolean tryAccept(Op<AsynchronousSocketChannel> op) {
+        synchronized (acceptIo) {
+            synchronized (acceptLock) {
+                if (accept != op) {
+                    return true;
+                }
+            }
+            return tryAcceptLocked(op);
+        }
+    }
+
+    private boolean tryAcceptLocked(Op<AsynchronousSocketChannel> op) {
         SocketChannel sc = null;
         Throwable failure = null;
         try {
-            sc = fabric.accept();
+            sc = end.fabric().accept();
         } catch (IOException | RuntimeException e) {
             failure = e instanceof ClosedChannelException ? new AsynchronousCloseException() : e;
         }
@@ -189,38 +177,19 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
                 // cancelled either way
             }
         } else {
-            interestChanged();
+            end.interestChanged(this::updateInterest);
         }
         return true;
     }
 
-    private void interestChanged() {
-        AsyncPoller p = poller;
-        if (p != null) {
-            p.submit(this::updateInterest);
-        }
-    }
-
     private void updateInterest() {
-        ServerSocketChannel ch = fabric;
-        if (ch == null || !ch.isOpen()) {
-            return;
-        }
         int ops;
         synchronized (acceptLock) {
             ops = accept != null ? SelectionKey.OP_ACCEPT : 0;
         }
-        try {
-            if (key == null) {
-                if (ops == 0) {
-                    return;
-                }
-                key = ch.register(poller.selector(), ops, this);
-            } else if (key.isValid()) {
-                key.interestOps(ops);
-            }
-        } catch (IOException | RuntimeException e) {
-            failAccept(e instanceof ClosedChannelException ? new AsynchronousCloseException() : e);
+        Throwable failure = end.watch(ops, this);
+        if (failure != null) {
+            failAccept(failure);
         }
     }
 
@@ -249,94 +218,40 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
 
     @Override
     public <T> AsynchronousServerSocketChannel setOption(SocketOption<T> name, T value) throws IOException {
-        ServerSocketChannel ch = fabric;
-        if (ch != null) {
-            if (!ch.supportedOptions().contains(name)) {
-                throw new UnsupportedOperationException("'" + name + "' not supported");
-            }
-            ch.setOption(name, value);
-            return this;
-        }
-        jdkOrClosed().setOption(name, value);
-        synchronized (earlyOptions) {
-            earlyOptions.add(new Object[] {name, value});
-        }
+        end.setOption(name, value);
         return this;
     }
 
     @Override
     public <T> T getOption(SocketOption<T> name) throws IOException {
-        ServerSocketChannel ch = fabric;
-        if (ch != null) {
-            if (!ch.supportedOptions().contains(name)) {
-                throw new UnsupportedOperationException("'" + name + "' not supported");
-            }
-            return ch.getOption(name);
-        }
-        return jdkOrClosed().getOption(name);
+        return end.getOption(name);
     }
 
     @Override
     public Set<SocketOption<?>> supportedOptions() {
-        ServerSocketChannel ch = fabric;
-        if (ch != null) {
-            return ch.supportedOptions();
-        }
-        AsynchronousServerSocketChannel j = jdk;
-        return j != null ? j.supportedOptions() : Set.of();
+        return end.supportedOptions();
     }
 
     @Override
     public SocketAddress getLocalAddress() throws IOException {
-        ServerSocketChannel ch = fabric;
-        if (ch != null) {
-            return ch.getLocalAddress();
-        }
-        return jdkOrClosed().getLocalAddress();
-    }
-
-    private AsynchronousServerSocketChannel jdkOrClosed() throws ClosedChannelException {
-        AsynchronousServerSocketChannel j = jdk;
-        if (j == null) {
-            throw new ClosedChannelException();
-        }
-        return j;
+        return end.localAddress();
     }
 
     @Override
     public boolean isOpen() {
-        ServerSocketChannel ch = fabric;
-        if (ch != null) {
-            return ch.isOpen();
-        }
-        AsynchronousServerSocketChannel j = jdk;
-        return j != null && j.isOpen();
+        return end.isOpen();
     }
 
     @Override
     public void close() throws IOException {
-        ServerSocketChannel ch = fabric;
-        if (ch == null) {
-            AsynchronousServerSocketChannel j = jdk;
-            if (j != null) {
-                j.close();
-            }
-            return;
-        }
-        if (!ch.isOpen()) {
-            return;
-        }
-        try {
-            ch.close();
-        } finally {
+        end.close(() -> {
             failAccept(new AsynchronousCloseException());
             group.closed(this);
-        }
+        });
     }
 
     @Override
     public String toString() {
-        ServerSocketChannel ch = fabric;
-        return getClass().getSimpleName() + "[" + (ch != null ? ch : String.valueOf(jdk)) + "]";
+        return getClass().getSimpleName() + "[" + end + "]";
     }
 }

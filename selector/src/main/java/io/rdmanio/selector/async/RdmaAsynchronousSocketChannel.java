@@ -18,11 +18,7 @@ import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.ReadPendingException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.UnresolvedAddressException;
-import java.nio.channels.UnsupportedAddressTypeException;
 import java.nio.channels.WritePendingException;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Future;
@@ -48,46 +44,70 @@ import java.util.concurrent.TimeUnit;
  */
 final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel implements AsyncPoller.Ready {
 
-    private final AsyncGroup group;
-    /** The JDK's channel: until routing decides, and for good when it decides TCP. */
-    private volatile AsynchronousSocketChannel jdk;
-    /** The routed (or accepted) channel, non-blocking. */
-    private volatile SocketChannel fabric;
-    private volatile AsyncPoller poller;
-    private SelectionKey key;
-    /** Options set before connect, carried over to a routed channel. */
-    private final List<Object[]> earlyOptions = new ArrayList<>();
+    /**
+     * One direction's slot: the operation waiting (at most one), and whether a timeout or cancel forbade the
+     * direction or a shutdown closed it. Guarded by itself.
+     */
+    private static final class Direction {
+        final boolean reading;
+        /** Held while bytes move for the waiting operation. */
+        final Object io = new Object();
+        Op<Number> pending;
+        boolean killed;
+        boolean shutdown;
 
-    private final Object readLock = new Object();
-    private final Object writeLock = new Object();
+        Direction(boolean reading) {
+            this.reading = reading;
+        }
+
+        /** Takes {@code op} out of the slot if it is still there. */
+        synchronized boolean take(Op<?> op, boolean kill) {
+            if (pending != op || op == null) {
+                return false;
+            }
+            pending = null;
+            killed |= kill;
+            return true;
+        }
+
+        synchronized Op<Number> takeAny() {
+            Op<Number> op = pending;
+            pending = null;
+            return op;
+        }
+
+        synchronized Op<Number> peek() {
+            return pending;
+        }
+    }
+
+    private final AsyncGroup group;
+    private final RoutedEnd<AsynchronousSocketChannel, SocketChannel> end;
+    private final Direction in = new Direction(true);
+    private final Direction out = new Direction(false);
     private final Object connectLock = new Object();
-    private Op<Number> read;
-    private Op<Number> write;
     private Op<Void> connect;
-    private boolean readKilled;
-    private boolean writeKilled;
-    private boolean readShutdown;
-    private boolean writeShutdown;
     private volatile boolean connected;
 
     RdmaAsynchronousSocketChannel(AsyncGroup group) throws IOException {
         super(group.rdma());
         this.group = group;
-        this.jdk = group.rdma().jdk().openAsynchronousSocketChannel(group.jdkGroup());
+        this.end = new RoutedEnd<>(group.rdma().jdk().openAsynchronousSocketChannel(group.jdkGroup()));
     }
 
     /** An accepted fabric (or, under a {@code both} rule, TCP) connection of a routed server. */
     RdmaAsynchronousSocketChannel(AsyncGroup group, SocketChannel accepted) throws IOException {
         super(group.rdma());
         this.group = group;
+        AsyncPoller poller;
         try {
             accepted.configureBlocking(false);
-            this.poller = group.admit(this);
+            poller = group.admit(this);
         } catch (IOException | RuntimeException e) {
             accepted.close();
             throw e;
         }
-        this.fabric = accepted;
+        this.end = new RoutedEnd<>(accepted, poller);
         this.connected = true;
     }
 
@@ -105,9 +125,10 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
     }
 
     private <A> Future<Void> implConnect(SocketAddress remote, A attachment, CompletionHandler<Void, ? super A> handler) {
-        AsynchronousSocketChannel j = jdk;
-        if (fabric == null && j != null) {
-            InetSocketAddress isa = checkAddress(remote);
+        AsynchronousSocketChannel j = end.jdkIfUnrouted();
+        if (j != null) {
+            Objects.requireNonNull(remote, "remote");
+            InetSocketAddress isa = RoutedEnd.checkAddress(remote);
             Route r = null;
             boolean bound;
             try {
@@ -115,7 +136,7 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
             } catch (IOException e) {
                 bound = true; // closed: the JDK's channel says so below
             }
-            if (!bound && j.isOpen()) {
+            if (!bound) {
                 r = group.rdma().selectors().config().router().forConnect(isa);
             }
             if (r == null || !r.usesFabric()) {
@@ -124,13 +145,24 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
                 }
                 return TcpCounting.connect(j, remote, attachment, handler);
             }
-            Op<Void> failedOpen = routeToFabric(j, attachment, handler);
-            if (failedOpen != null) {
-                return failedOpen.future;
+            try {
+                SocketChannel ch = group.rdma().selectors().openSocketChannel();
+                try {
+                    ch.configureBlocking(false);
+                    end.carryOptionsTo(ch);
+                    end.become(ch, group, this);
+                } catch (IOException | RuntimeException e) {
+                    ch.close();
+                    throw e;
+                }
+            } catch (IOException | RuntimeException e) {
+                Op<Void> op = new Op<>(attachment, handler, this::cancel);
+                failConnect(op, e);
+                return op.future;
             }
         }
         Op<Void> op = new Op<>(attachment, handler, this::cancel);
-        SocketChannel ch = fabric;
+        SocketChannel ch = end.fabric();
         if (ch == null || !ch.isOpen()) {
             op.complete(group, null, new ClosedChannelException());
             return op.future;
@@ -148,74 +180,27 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         try {
             done = ch.connect(remote);
         } catch (IOException | RuntimeException e) {
-            synchronized (connectLock) {
-                connect = null;
+            if (takeConnect(op)) {
+                failConnect(op, e);
             }
-            failConnect(op, e);
             return op.future;
         }
         if (done) {
             finishConnect();
         } else {
-            interestChanged();
+            end.interestChanged(this::updateInterest);
         }
         return op.future;
     }
 
-    private static InetSocketAddress checkAddress(SocketAddress remote) {
-        Objects.requireNonNull(remote, "remote");
-        if (!(remote instanceof InetSocketAddress)) {
-            throw new UnsupportedAddressTypeException();
-        }
-        InetSocketAddress isa = (InetSocketAddress) remote;
-        if (isa.isUnresolved()) {
-            throw new UnresolvedAddressException();
-        }
-        return isa;
-    }
-
-    /**
-     * Replaces the JDK channel by an rdmanio one carrying its options; returns a failed operation if that cannot
-     * be done (the channel is then closed), null when done.
-     */
-    private <A> Op<Void> routeToFabric(AsynchronousSocketChannel j, A attachment,
-                                       CompletionHandler<Void, ? super A> handler) {
-        SocketChannel ch = null;
-        try {
-            ch = group.rdma().selectors().openSocketChannel();
-            ch.configureBlocking(false);
-            synchronized (earlyOptions) {
-                for (Object[] o : earlyOptions) {
-                    setOption(ch, (SocketOption<?>) o[0], o[1]);
-                }
+    private boolean takeConnect(Op<?> op) {
+        synchronized (connectLock) {
+            if (connect != op || op == null) {
+                return false;
             }
-            poller = group.admit(this);
-            fabric = ch;
-            jdk = null;
-            j.close();
-            return null;
-        } catch (IOException | RuntimeException e) {
-            if (ch != null) {
-                try {
-                    ch.close();
-                } catch (IOException ignore) {
-                    // failing already
-                }
-            }
-            try {
-                j.close();
-            } catch (IOException ignore) {
-                // failing already
-            }
-            Op<Void> op = new Op<>(attachment, handler, this::cancel);
-            op.complete(group, null, e);
-            return op;
+            connect = null;
+            return true;
         }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> void setOption(SocketChannel ch, SocketOption<T> name, Object value) throws IOException {
-        ch.setOption(name, (T) value);
     }
 
     /** On the poller (or the caller, when the connect completed at once). */
@@ -229,28 +214,18 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         }
         boolean done;
         try {
-            done = fabric.finishConnect();
+            done = end.fabric().finishConnect();
         } catch (IOException | RuntimeException e) {
-            synchronized (connectLock) {
-                if (connect != op) {
-                    return;
-                }
-                connect = null;
+            if (takeConnect(op)) {
+                failConnect(op, e);
             }
-            failConnect(op, e);
             return;
         }
-        if (!done) {
+        if (!done || !takeConnect(op)) {
             return;
         }
-        synchronized (connectLock) {
-            if (connect != op) {
-                return;
-            }
-            connect = null;
-            connected = true;
-        }
-        interestChanged();
+        connected = true;
+        end.interestChanged(this::updateInterest);
         op.complete(group, null, null);
     }
 
@@ -266,218 +241,188 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         op.complete(group, null, failure);
     }
 
-    // ------------------------------------------------------------------ read
+    // ------------------------------------------------------------------ read and write
 
     @Override
     public <A> void read(ByteBuffer dst, long timeout, TimeUnit unit, A attachment,
                          CompletionHandler<Integer, ? super A> handler) {
         Objects.requireNonNull(handler, "handler");
-        AsynchronousSocketChannel j = jdk;
-        if (fabric == null && j != null) {
+        AsynchronousSocketChannel j = end.jdkIfUnrouted();
+        if (j != null) {
             j.read(dst, timeout, unit, attachment, handler);
             return;
         }
-        implRead(dst, null, 0, 0, timeout, unit, attachment, handler);
+        start(in, dst, null, 0, 0, timeout, unit, attachment, handler);
     }
 
     @Override
     public Future<Integer> read(ByteBuffer dst) {
-        AsynchronousSocketChannel j = jdk;
-        if (fabric == null && j != null) {
+        AsynchronousSocketChannel j = end.jdkIfUnrouted();
+        if (j != null) {
             return j.read(dst);
         }
-        return implRead(dst, null, 0, 0, 0, TimeUnit.MILLISECONDS, null, null);
+        return start(in, dst, null, 0, 0, 0, TimeUnit.MILLISECONDS, null, null);
     }
 
     @Override
     public <A> void read(ByteBuffer[] dsts, int offset, int length, long timeout, TimeUnit unit, A attachment,
                          CompletionHandler<Long, ? super A> handler) {
         Objects.requireNonNull(handler, "handler");
-        AsynchronousSocketChannel j = jdk;
-        if (fabric == null && j != null) {
+        AsynchronousSocketChannel j = end.jdkIfUnrouted();
+        if (j != null) {
             j.read(dsts, offset, length, timeout, unit, attachment, handler);
             return;
         }
         Objects.checkFromIndexSize(offset, length, dsts.length);
-        implRead(null, dsts, offset, length, timeout, unit, attachment, handler);
+        start(in, null, dsts, offset, length, timeout, unit, attachment, handler);
     }
-
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private <V extends Number, A> Future<V> implRead(ByteBuffer dst, ByteBuffer[] dsts, int offset, int length,
-                                                     long timeout, TimeUnit unit, A attachment,
-                                                     CompletionHandler<V, ? super A> handler) {
-        boolean scattering = dsts != null;
-        if (scattering) {
-            for (int i = offset; i < offset + length; i++) {
-                if (dsts[i].isReadOnly()) {
-                    throw new IllegalArgumentException("Read-only buffer");
-                }
-            }
-        } else if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("Read-only buffer");
-        }
-        Op<Number> op = new Op<>(attachment, (CompletionHandler) handler, this::cancel);
-        if (!isOpen()) {
-            op.complete(group, null, new ClosedChannelException());
-            return (Future<V>) (Future) op.future;
-        }
-        if (!connected) {
-            throw new NotYetConnectedException();
-        }
-        boolean hasSpace = scattering || dst.hasRemaining();
-        boolean shutdown;
-        synchronized (readLock) {
-            if (readKilled) {
-                throw new IllegalStateException("Reading not allowed due to timeout or cancellation");
-            }
-            if (read != null) {
-                throw new ReadPendingException();
-            }
-            shutdown = readShutdown;
-            if (!shutdown && hasSpace) {
-                read = op;
-            }
-        }
-        if (shutdown || !hasSpace) {
-            Number n = scattering ? (Number) (shutdown ? -1L : 0L) : (Number) (shutdown ? -1 : 0);
-            op.complete(group, n, null);
-            return (Future<V>) (Future) op.future;
-        }
-        op.buffer = dst;
-        op.buffers = dsts;
-        op.offset = offset;
-        op.length = length;
-        if (!tryRead(op)) {
-            arm(op, timeout, unit, true);
-        }
-        return (Future<V>) (Future) op.future;
-    }
-
-    /** Reads for a pending {@code op}; returns whether it completed (it is then out of its slot). */
-    private boolean tryRead(Op<Number> op) {
-        long n;
-        Throwable failure = null;
-        try {
-            n = op.scattering() ? fabric.read(op.buffers, op.offset, op.length) : fabric.read(op.buffer);
-        } catch (IOException | RuntimeException e) {
-            failure = e instanceof ClosedChannelException ? new AsynchronousCloseException() : e;
-            n = 0;
-        }
-        if (failure == null && n == 0) {
-            return false;
-        }
-        synchronized (readLock) {
-            if (read != op) {
-                return true; // timed out, cancelled or closed meanwhile: already told
-            }
-            read = null;
-        }
-        op.complete(group, failure != null ? null : op.scattering() ? (Number) n : (Number) (int) n, failure);
-        return true;
-    }
-
-    // ------------------------------------------------------------------ write
 
     @Override
     public <A> void write(ByteBuffer src, long timeout, TimeUnit unit, A attachment,
                           CompletionHandler<Integer, ? super A> handler) {
         Objects.requireNonNull(handler, "handler");
-        AsynchronousSocketChannel j = jdk;
-        if (fabric == null && j != null) {
+        AsynchronousSocketChannel j = end.jdkIfUnrouted();
+        if (j != null) {
             j.write(src, timeout, unit, attachment, handler);
             return;
         }
-        implWrite(src, null, 0, 0, timeout, unit, attachment, handler);
+        start(out, src, null, 0, 0, timeout, unit, attachment, handler);
     }
 
     @Override
     public Future<Integer> write(ByteBuffer src) {
-        AsynchronousSocketChannel j = jdk;
-        if (fabric == null && j != null) {
+        AsynchronousSocketChannel j = end.jdkIfUnrouted();
+        if (j != null) {
             return j.write(src);
         }
-        return implWrite(src, null, 0, 0, 0, TimeUnit.MILLISECONDS, null, null);
+        return start(out, src, null, 0, 0, 0, TimeUnit.MILLISECONDS, null, null);
     }
 
     @Override
     public <A> void write(ByteBuffer[] srcs, int offset, int length, long timeout, TimeUnit unit, A attachment,
                           CompletionHandler<Long, ? super A> handler) {
         Objects.requireNonNull(handler, "handler");
-        AsynchronousSocketChannel j = jdk;
-        if (fabric == null && j != null) {
+        AsynchronousSocketChannel j = end.jdkIfUnrouted();
+        if (j != null) {
             j.write(srcs, offset, length, timeout, unit, attachment, handler);
             return;
         }
         Objects.checkFromIndexSize(offset, length, srcs.length);
-        implWrite(null, srcs, offset, length, timeout, unit, attachment, handler);
+        start(out, null, srcs, offset, length, timeout, unit, attachment, handler);
     }
 
+    /**
+     * Starts a read or write on the routed channel, checking what the JDK's checks in its order: a read into a
+     * read-only buffer is an argument error; a closed channel fails the operation; unconnected, forbidden or
+     * pending throw; a read after shutdownInput completes with -1 and a write after shutdownOutput fails; an
+     * operation with nothing to move completes with 0.
+     */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    private <V extends Number, A> Future<V> implWrite(ByteBuffer src, ByteBuffer[] srcs, int offset, int length,
-                                                      long timeout, TimeUnit unit, A attachment,
-                                                      CompletionHandler<V, ? super A> handler) {
-        boolean gathering = srcs != null;
+    private <V extends Number, A> Future<V> start(Direction d, ByteBuffer buf, ByteBuffer[] bufs, int offset,
+                                                  int length, long timeout, TimeUnit unit, A attachment,
+                                                  CompletionHandler<V, ? super A> handler) {
+        boolean vectored = bufs != null;
+        if (d.reading) {
+            for (int i = offset; i < (vectored ? offset + length : 0); i++) {
+                if (bufs[i].isReadOnly()) {
+                    throw new IllegalArgumentException("Read-only buffer");
+                }
+            }
+            if (!vectored && buf.isReadOnly()) {
+                throw new IllegalArgumentException("Read-only buffer");
+            }
+        }
         Op<Number> op = new Op<>(attachment, (CompletionHandler) handler, this::cancel);
-        boolean hasData = gathering || src.hasRemaining();
-        boolean closed = !isOpen();
-        if (!closed) {
-            if (!connected) {
-                throw new NotYetConnectedException();
-            }
-            synchronized (writeLock) {
-                if (writeKilled) {
-                    throw new IllegalStateException("Writing not allowed due to timeout or cancellation");
-                }
-                if (write != null) {
-                    throw new WritePendingException();
-                }
-                closed = writeShutdown;
-                if (!closed && hasData) {
-                    write = op;
-                }
-            }
-        }
-        if (closed) {
+        Future<V> future = (Future<V>) (Future) op.future;
+        if (!isOpen()) {
             op.complete(group, null, new ClosedChannelException());
-            return (Future<V>) (Future) op.future;
+            return future;
         }
-        if (!hasData) {
-            op.complete(group, gathering ? (Number) 0L : (Number) 0, null);
-            return (Future<V>) (Future) op.future;
+        if (!connected) {
+            throw new NotYetConnectedException();
         }
-        op.buffer = src;
-        op.buffers = srcs;
+        boolean hasSome = vectored || buf.hasRemaining();
+        boolean shutdown;
+        synchronized (d) {
+            if (d.killed) {
+                throw new IllegalStateException((d.reading ? "Reading" : "Writing")
+                        + " not allowed due to timeout or cancellation");
+            }
+            if (d.pending != null) {
+                throw d.reading ? new ReadPendingException() : new WritePendingException();
+            }
+            shutdown = d.shutdown;
+            if (!shutdown && hasSome) {
+                d.pending = op;
+            }
+        }
+        if (shutdown) {
+            if (d.reading) {
+                op.complete(group, vectored ? (Number) (-1L) : (Number) (-1), null);
+            } else {
+                op.complete(group, null, new ClosedChannelException());
+            }
+            return future;
+        }
+        if (!hasSome) {
+            op.complete(group, vectored ? (Number) 0L : (Number) 0, null);
+            return future;
+        }
+        op.buffer = buf;
+        op.buffers = bufs;
         op.offset = offset;
         op.length = length;
-        if (!tryWrite(op)) {
-            arm(op, timeout, unit, false);
+        if (!attempt(d, op)) {
+            if (timeout > 0) {
+                op.timer = group.rdma().timers().schedule(() -> timedOut(d, op), timeout, unit);
+            }
+            end.interestChanged(this::updateInterest);
         }
-        return (Future<V>) (Future) op.future;
+        return future;
     }
 
-    private boolean tryWrite(Op<Number> op) {
+    /**
+     * Reads or writes for a waiting {@code op}; returns whether it is no longer waiting. The caller that started
+     * it and the poller may both try: one at a time, and only while {@code op} is still the one waiting, so no two
+     * threads move bytes for one operation.
+     */
+    private boolean attempt(Direction d, Op<Number> op) {
+        synchronized (d.io) {
+            if (d.peek() != op) {
+                return true;
+            }
+            return attemptLocked(d, op);
+        }
+    }
+
+    private boolean attemptLocked(Direction d, Op<Number> op) {
+        SocketChannel ch = end.fabric();
         long n;
         Throwable failure = null;
         try {
-            n = op.scattering() ? fabric.write(op.buffers, op.offset, op.length) : fabric.write(op.buffer);
+            if (d.reading) {
+                n = op.scattering() ? ch.read(op.buffers, op.offset, op.length) : ch.read(op.buffer);
+            } else {
+                n = op.scattering() ? ch.write(op.buffers, op.offset, op.length) : ch.write(op.buffer);
+            }
         } catch (IOException | RuntimeException e) {
             failure = e instanceof ClosedChannelException ? new AsynchronousCloseException() : e;
             n = 0;
         }
-        if (failure == null && n == 0 && (op.scattering() ? hasRemaining(op) : op.buffer.hasRemaining())) {
+        if (failure == null && n == 0 && hasRemaining(op)) {
+            // Nothing arrived (no window to write): wait. With no room (nothing to write) 0 is the result.
             return false;
         }
-        synchronized (writeLock) {
-            if (write != op) {
-                return true;
-            }
-            write = null;
+        if (d.take(op, false)) {
+            op.complete(group, failure != null ? null : op.scattering() ? (Number) n : (Number) (int) n, failure);
         }
-        op.complete(group, failure != null ? null : op.scattering() ? (Number) n : (Number) (int) n, failure);
         return true;
     }
 
     private static boolean hasRemaining(Op<?> op) {
+        if (!op.scattering()) {
+            return op.buffer.hasRemaining();
+        }
         for (int i = op.offset; i < op.offset + op.length; i++) {
             if (op.buffers[i].hasRemaining()) {
                 return true;
@@ -486,60 +431,17 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         return false;
     }
 
-    // ------------------------------------------------------------------ waiting, timeouts, cancel
-
-    /** {@code op} waits: its timer (if any) started and the poller told to watch its direction. */
-    private void arm(Op<Number> op, long timeout, TimeUnit unit, boolean reading) {
-        if (timeout > 0) {
-            op.timer = group.rdma().timers().schedule(() -> timedOut(op, reading), timeout, unit);
+    /** As the JDK's: a timed-out direction is forbidden from then on. */
+    private void timedOut(Direction d, Op<Number> op) {
+        if (d.take(op, true)) {
+            end.interestChanged(this::updateInterest);
+            op.complete(group, null, new InterruptedByTimeoutException());
         }
-        interestChanged();
-    }
-
-    private void timedOut(Op<Number> op, boolean reading) {
-        synchronized (reading ? readLock : writeLock) {
-            if (reading) {
-                if (read != op) {
-                    return;
-                }
-                read = null;
-                readKilled = true;
-            } else {
-                if (write != op) {
-                    return;
-                }
-                write = null;
-                writeKilled = true;
-            }
-        }
-        interestChanged();
-        op.complete(group, null, new InterruptedByTimeoutException());
     }
 
     /** A {@code Future}'s cancel: as the JDK's, the direction is forbidden from then on. */
     private boolean cancel(Op<?> op, boolean mayInterruptIfRunning) {
-        boolean was = false;
-        synchronized (readLock) {
-            if (read == op) {
-                read = null;
-                readKilled = true;
-                was = true;
-            }
-        }
-        synchronized (writeLock) {
-            if (write == op) {
-                write = null;
-                writeKilled = true;
-                was = true;
-            }
-        }
-        synchronized (connectLock) {
-            if (connect == op) {
-                connect = null;
-                was = true;
-            }
-        }
-        if (!was) {
+        if (!in.take(op, true) && !out.take(op, true) && !takeConnect(op)) {
             return false;
         }
         if (op.timer != null) {
@@ -552,45 +454,20 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
                 // cancelled either way
             }
         } else {
-            interestChanged();
+            end.interestChanged(this::updateInterest);
         }
         return true;
     }
 
-    /** Recomputes what the poller watches for, on the poller thread. */
-    private void interestChanged() {
-        AsyncPoller p = poller;
-        if (p != null) {
-            p.submit(this::updateInterest);
-        }
-    }
-
+    /** Poller thread: watch the directions that have an operation waiting. */
     private void updateInterest() {
-        SocketChannel ch = fabric;
-        if (ch == null || !ch.isOpen()) {
-            return;
-        }
-        int ops;
-        synchronized (readLock) {
-            ops = read != null ? SelectionKey.OP_READ : 0;
-        }
-        synchronized (writeLock) {
-            ops |= write != null ? SelectionKey.OP_WRITE : 0;
-        }
+        int ops = (in.peek() != null ? SelectionKey.OP_READ : 0) | (out.peek() != null ? SelectionKey.OP_WRITE : 0);
         synchronized (connectLock) {
             ops |= connect != null ? SelectionKey.OP_CONNECT : 0;
         }
-        try {
-            if (key == null) {
-                if (ops == 0) {
-                    return;
-                }
-                key = ch.register(poller.selector(), ops, this);
-            } else if (key.isValid()) {
-                key.interestOps(ops);
-            }
-        } catch (IOException | RuntimeException e) {
-            failAll(e instanceof ClosedChannelException ? new AsynchronousCloseException() : e);
+        Throwable failure = end.watch(ops, this);
+        if (failure != null) {
+            failAll(failure);
         }
     }
 
@@ -600,45 +477,29 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         if ((ready & SelectionKey.OP_CONNECT) != 0) {
             finishConnect();
         }
-        Op<Number> r;
-        synchronized (readLock) {
-            r = read;
-        }
+        Op<Number> r = in.peek();
         if (r != null && (ready & SelectionKey.OP_READ) != 0) {
-            tryRead(r);
+            attempt(in, r);
         }
-        Op<Number> w;
-        synchronized (writeLock) {
-            w = write;
-        }
+        Op<Number> w = out.peek();
         if (w != null && (ready & SelectionKey.OP_WRITE) != 0) {
-            tryWrite(w);
+            attempt(out, w);
         }
         updateInterest();
     }
 
     /** Fails every waiting operation (close, or the poller cannot watch the channel). */
     private void failAll(Throwable failure) {
-        Op<Number> r;
-        Op<Number> w;
+        for (Direction d : new Direction[] {in, out}) {
+            Op<Number> op = d.takeAny();
+            if (op != null) {
+                op.complete(group, null, failure);
+            }
+        }
         Op<Void> c;
-        synchronized (readLock) {
-            r = read;
-            read = null;
-        }
-        synchronized (writeLock) {
-            w = write;
-            write = null;
-        }
         synchronized (connectLock) {
             c = connect;
             connect = null;
-        }
-        if (r != null) {
-            r.complete(group, null, failure);
-        }
-        if (w != null) {
-            w.complete(group, null, failure);
         }
         if (c != null) {
             c.complete(group, null, failure);
@@ -649,88 +510,64 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
 
     @Override
     public AsynchronousSocketChannel bind(SocketAddress local) throws IOException {
-        SocketChannel ch = fabric;
+        SocketChannel ch = end.fabric();
         if (ch != null) {
             ch.bind(local);
-            return this;
+        } else {
+            // Bound before connect: as with socket channels, never routed.
+            end.jdkOrClosed().bind(local);
         }
-        // Bound before connect: as with socket channels, never routed.
-        jdkOrClosed().bind(local);
         return this;
     }
 
     @Override
     public <T> AsynchronousSocketChannel setOption(SocketOption<T> name, T value) throws IOException {
-        SocketChannel ch = fabric;
-        if (ch != null) {
-            if (!ch.supportedOptions().contains(name)) {
-                throw new UnsupportedOperationException("'" + name + "' not supported");
-            }
-            ch.setOption(name, value);
-            return this;
-        }
-        jdkOrClosed().setOption(name, value);
-        synchronized (earlyOptions) {
-            earlyOptions.add(new Object[] {name, value});
-        }
+        end.setOption(name, value);
         return this;
     }
 
     @Override
     public <T> T getOption(SocketOption<T> name) throws IOException {
-        SocketChannel ch = fabric;
-        if (ch != null) {
-            if (!ch.supportedOptions().contains(name)) {
-                throw new UnsupportedOperationException("'" + name + "' not supported");
-            }
-            return ch.getOption(name);
-        }
-        return jdkOrClosed().getOption(name);
+        return end.getOption(name);
     }
 
     @Override
     public Set<SocketOption<?>> supportedOptions() {
-        SocketChannel ch = fabric;
-        if (ch != null) {
-            return ch.supportedOptions();
-        }
-        AsynchronousSocketChannel j = jdk;
-        return j != null ? j.supportedOptions() : Set.of();
+        return end.supportedOptions();
     }
 
     @Override
     public AsynchronousSocketChannel shutdownInput() throws IOException {
-        SocketChannel ch = fabric;
-        if (ch == null) {
-            jdkOrClosed().shutdownInput();
-            return this;
-        }
-        if (!connected) {
-            throw new NotYetConnectedException();
-        }
-        synchronized (readLock) {
-            if (!readShutdown) {
-                ch.shutdownInput();
-                readShutdown = true;
-            }
-        }
-        return this;
+        return shutdown(in);
     }
 
     @Override
     public AsynchronousSocketChannel shutdownOutput() throws IOException {
-        SocketChannel ch = fabric;
+        return shutdown(out);
+    }
+
+    private AsynchronousSocketChannel shutdown(Direction d) throws IOException {
+        SocketChannel ch = end.fabric();
         if (ch == null) {
-            jdkOrClosed().shutdownOutput();
+            AsynchronousSocketChannel j = end.jdkOrClosed();
+            if (d.reading) {
+                j.shutdownInput();
+            } else {
+                j.shutdownOutput();
+            }
             return this;
         }
         if (!connected) {
             throw new NotYetConnectedException();
         }
-        synchronized (writeLock) {
-            if (!writeShutdown) {
-                ch.shutdownOutput();
-                writeShutdown = true;
+        synchronized (d) {
+            if (!d.shutdown) {
+                if (d.reading) {
+                    ch.shutdownInput();
+                } else {
+                    ch.shutdownOutput();
+                }
+                d.shutdown = true;
             }
         }
         return this;
@@ -738,67 +575,36 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
 
     @Override
     public SocketAddress getRemoteAddress() throws IOException {
-        SocketChannel ch = fabric;
-        if (ch != null) {
-            if (!ch.isOpen()) {
-                throw new ClosedChannelException();
-            }
-            return connected ? ch.getRemoteAddress() : null;
+        SocketChannel ch = end.fabric();
+        if (ch == null) {
+            return end.jdkOrClosed().getRemoteAddress();
         }
-        return jdkOrClosed().getRemoteAddress();
+        if (!ch.isOpen()) {
+            throw new ClosedChannelException();
+        }
+        return connected ? ch.getRemoteAddress() : null;
     }
 
     @Override
     public SocketAddress getLocalAddress() throws IOException {
-        SocketChannel ch = fabric;
-        if (ch != null) {
-            return ch.getLocalAddress();
-        }
-        return jdkOrClosed().getLocalAddress();
-    }
-
-    private AsynchronousSocketChannel jdkOrClosed() throws ClosedChannelException {
-        AsynchronousSocketChannel j = jdk;
-        if (j == null) {
-            throw new ClosedChannelException();
-        }
-        return j;
+        return end.localAddress();
     }
 
     @Override
     public boolean isOpen() {
-        SocketChannel ch = fabric;
-        if (ch != null) {
-            return ch.isOpen();
-        }
-        AsynchronousSocketChannel j = jdk;
-        return j != null && j.isOpen();
+        return end.isOpen();
     }
 
     @Override
     public void close() throws IOException {
-        SocketChannel ch = fabric;
-        if (ch == null) {
-            AsynchronousSocketChannel j = jdk;
-            if (j != null) {
-                j.close();
-            }
-            return;
-        }
-        if (!ch.isOpen()) {
-            return;
-        }
-        try {
-            ch.close();
-        } finally {
+        end.close(() -> {
             failAll(new AsynchronousCloseException());
             group.closed(this);
-        }
+        });
     }
 
     @Override
     public String toString() {
-        SocketChannel ch = fabric;
-        return getClass().getSimpleName() + "[" + (ch != null ? ch : String.valueOf(jdk)) + "]";
+        return getClass().getSimpleName() + "[" + end + "]";
     }
 }
