@@ -1,6 +1,6 @@
 package io.rdmanio.benchmarks;
 
-import io.rdmanio.core.fabric.disni.DisniDevices;
+import io.rdmanio.core.fabric.Fabrics;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.channels.spi.SelectorProvider;
@@ -38,10 +38,21 @@ public enum Transport {
         return valueOf(label.toUpperCase(Locale.ROOT));
     }
 
+    /** The address the disni fabric serves (its RDMA device's), or null when no device has one. */
+    private static InetAddress deviceAddress() {
+        try {
+            InetAddress any = new java.net.InetSocketAddress(0).getAddress();
+            InetAddress a = Fabrics.provider("disni").reachableAddress(any);
+            return a == null || a.isAnyLocalAddress() ? null : a;
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
+
     /** The address servers of this transport bind and clients connect to. */
     public String host() {
         if (this == DISNI) {
-            InetAddress a = DisniDevices.deviceAddress();
+            InetAddress a = deviceAddress();
             if (a != null) {
                 return a.getHostAddress();
             }
@@ -96,8 +107,8 @@ public enum Transport {
                     if (devices.findAny().isEmpty()) {
                         return "no RDMA device in /sys/class/infiniband (soft-RoCE: rdma link add rxe0 type rxe netdev eth0)";
                     }
-                    return DisniDevices.deviceAddress() != null ? null
-                            : "the RDMA devices " + DisniDevices.devices() + " serve no network interface with an address";
+                    return deviceAddress() != null ? null
+                            : "no RDMA device serves a network interface with an address";
                 } catch (IOException e) {
                     return "no RDMA device: /sys/class/infiniband does not exist";
                 }

@@ -1,6 +1,8 @@
 package io.rdmanio.core.fabric;
 
 import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
 import java.util.Map;
 
 /**
@@ -23,6 +25,30 @@ public interface FabricProvider {
      */
     default String unavailableReason(Map<String, String> settings) {
         return unavailableReason();
+    }
+
+    /**
+     * The part of {@link #unavailableReason(Map)} that is safe to ask before any native library loads (disni: is
+     * there a device, may memory be locked), for a configuration check at start-up; the default is the full check.
+     */
+    default String quickUnavailableReason(Map<String, String> settings) {
+        return unavailableReason(settings);
+    }
+
+    /**
+     * The address a client uses to reach a listener of this fabric bound to {@code bound}: that address, or for
+     * the wildcard the one this fabric serves (disni: its RDMA device's), or the wildcard when it has none.
+     */
+    default InetAddress reachableAddress(InetAddress bound) {
+        return bound;
+    }
+
+    /**
+     * {@code doctor}'s lines for this fabric on this machine, each with its fix where one is needed, printed under
+     * {@link #name()}'s own heading; returns the number of problems found. The default has nothing to say.
+     */
+    default int report(PrintStream out) {
+        return 0;
     }
 
     /** Opens the fabric with the given settings (keys without the {@code rdmanio.} prefix). */

@@ -1,7 +1,7 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.Logs;
-import io.rdmanio.core.fabric.disni.DisniDevices;
+import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.resolver.Endpoints;
 import io.rdmanio.core.resolver.HostIdentity;
 import io.rdmanio.core.resolver.Resolution;
@@ -161,9 +161,10 @@ final class AutoRouting {
         switch (fabric) {
             case FabricChoice.DISNI: {
                 InetAddress a = local.getAddress();
-                if (a == null || a.isAnyLocalAddress()) {
-                    InetAddress device = DisniDevices.deviceAddress();
-                    a = device != null ? device : a;
+                try {
+                    a = Fabrics.provider(fabric).reachableAddress(a);
+                } catch (IOException e) {
+                    // Not in this build: the bound address as it is.
                 }
                 return Endpoints.disni(new InetSocketAddress(a, local.getPort()));
             }

@@ -1,7 +1,6 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.EngineConfig;
-import io.rdmanio.core.fabric.disni.DisniDevices;
 import io.rdmanio.core.resolver.ResolverSettings;
 import io.rdmanio.core.resolver.StaticFileBackend;
 import java.io.IOException;
@@ -109,12 +108,7 @@ public final class ConfigLoader {
                 || ResolvingRouter.rulesOf(config.router()) == Rules.NONE) {
             return null;
         }
-        String reason;
-        if (fabric.equals(FabricChoice.DISNI) && fabrics == SystemFabrics.INSTANCE) {
-            reason = DisniDevices.devices().isEmpty() ? DisniDevices.NO_DEVICE : DisniDevices.memlockProblem();
-        } else {
-            reason = fabrics.unavailableReason(fabric);
-        }
+        String reason = fabrics.quickUnavailableReason(fabric);
         if (reason == null) {
             return null;
         }

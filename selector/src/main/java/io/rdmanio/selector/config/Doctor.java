@@ -1,7 +1,7 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.EngineConfig;
-import io.rdmanio.core.fabric.shm.ShmFabricProvider;
+import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.resolver.Resolution;
 import io.rdmanio.core.resolver.Resolver;
 import io.rdmanio.core.resolver.ResolverInterfaces;
@@ -26,7 +26,7 @@ import java.util.function.Supplier;
  * would at start, and says which fabrics this machine can open and what {@code auto} would choose.
  * {@code doctor HOST:PORT ...} also asks the resolver about each address and says which fabric an {@code auto}
  * connect would take, and why. It says, per network interface, how the resolver reaches peers there or why it
- * cannot ({@link #interfaces}). Its RDMA section ({@link RdmaReport}) lists devices, ports, link state, GIDs, the
+ * cannot ({@link #interfaces}). Its RDMA section (the disni fabric's own report) lists devices, ports, link state, GIDs, the
  * memory-lock limit, whether libdisni loads and the rdma-core packages, with the fix for each problem.
  * {@code --json} prints the same as one JSON object.
  *
@@ -61,11 +61,9 @@ public final class Doctor {
             findings.problems.add(line);
         }
         int status = run(System::getProperty, SystemFabrics.INSTANCE, out, findings.problems);
-        String sealed = ShmFabricProvider.sealedMemoryProblem();
-        out.println("shm memory: " + (sealed == null ? "sealed memfds (no peer can shrink what this process maps)"
-                : "plain files, which a peer could shrink: " + sealed));
+        fabricReport(FabricChoice.SHM, out);
         String fabric = System.getProperty(ConfigLoader.FABRIC, FabricChoice.AUTO);
-        int rdma = RdmaReport.system().print(findings.section("rdma"));
+        int rdma = fabricReport(FabricChoice.DISNI, findings.section("rdma"));
         if (rdma > 0 && fabric.equals(FabricChoice.DISNI)) {
             findings.problems.add("rdmanio.fabric=disni, and the RDMA checks found " + rdma + " problem(s) (the"
                     + " 'rdma PROBLEM' lines, each with its fix)");
@@ -98,6 +96,19 @@ public final class Doctor {
     }
 
     /** This build's version, from the jar's manifest; "unknown" when run from class directories. */
+    /**
+     * A fabric's own lines for this machine (the fabric describes itself); returns its problem count, 0 when the
+     * fabric is not in this build (said on one line).
+     */
+    static int fabricReport(String fabric, PrintStream out) {
+        try {
+            return Fabrics.provider(fabric).report(out);
+        } catch (java.io.IOException | RuntimeException e) {
+            out.println(fabric + ": not in this build (" + e.getMessage() + ")");
+            return 0;
+        }
+    }
+
     static String version() {
         String v = Doctor.class.getPackage().getImplementationVersion();
         return v == null ? "unknown (not run from the agent jar)" : v;

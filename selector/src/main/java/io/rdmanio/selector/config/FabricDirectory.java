@@ -15,6 +15,14 @@ interface FabricDirectory {
      */
     String unavailableReason(String fabricName);
 
+    /**
+     * As {@link #unavailableReason}, asking only what is safe before any native library loads (the fabric's
+     * {@code quickUnavailableReason}).
+     */
+    default String quickUnavailableReason(String fabricName) {
+        return unavailableReason(fabricName);
+    }
+
     /** The engine shared by every connection on the named fabric, opened on first use. */
     Engine engine(String fabricName) throws IOException;
 }

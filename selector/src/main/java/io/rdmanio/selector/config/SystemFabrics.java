@@ -2,6 +2,7 @@ package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.engine.Engines;
+import io.rdmanio.core.fabric.FabricProvider;
 import io.rdmanio.core.fabric.Fabrics;
 import java.io.IOException;
 import java.util.HashMap;
@@ -24,11 +25,21 @@ final class SystemFabrics implements FabricDirectory {
 
     @Override
     public String unavailableReason(String fabricName) {
+        return check(fabricName, false);
+    }
+
+    @Override
+    public String quickUnavailableReason(String fabricName) {
+        return check(fabricName, true);
+    }
+
+    private static String check(String fabricName, boolean quick) {
         try {
             if (!Fabrics.names().contains(fabricName)) {
                 return "the " + fabricName + " fabric is not in this build";
             }
-            return Fabrics.provider(fabricName).unavailableReason(settings());
+            FabricProvider p = Fabrics.provider(fabricName);
+            return quick ? p.quickUnavailableReason(settings()) : p.unavailableReason(settings());
         } catch (IOException | RuntimeException | ServiceConfigurationError e) {
             return "its availability check failed: " + e.getMessage();
         }

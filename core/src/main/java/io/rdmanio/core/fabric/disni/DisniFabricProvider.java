@@ -3,6 +3,7 @@ package io.rdmanio.core.fabric.disni;
 import io.rdmanio.core.fabric.Fabric;
 import io.rdmanio.core.fabric.FabricProvider;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Map;
@@ -51,6 +52,26 @@ public final class DisniFabricProvider implements FabricProvider {
             return memlock;
         }
         return DisniRuntime.failure();
+    }
+
+    @Override
+    public String quickUnavailableReason(Map<String, String> settings) {
+        return DisniDevices.devices().isEmpty() ? DisniDevices.NO_DEVICE : DisniDevices.memlockProblem();
+    }
+
+    @Override
+    public InetAddress reachableAddress(InetAddress bound) {
+        if (bound == null || bound.isAnyLocalAddress()) {
+            InetAddress device = DisniDevices.deviceAddress();
+            return device != null ? device : bound;
+        }
+        return bound;
+    }
+
+    /** Devices, ports, link state, GIDs, the locked-memory limit, rdma-core's packages and libdisni. */
+    @Override
+    public int report(PrintStream out) {
+        return DisniReport.system().print(out);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.rdmanio.core.fabric.shm;
 import io.rdmanio.core.fabric.Fabric;
 import io.rdmanio.core.fabric.FabricProvider;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -44,6 +45,15 @@ public final class ShmFabricProvider implements FabricProvider {
     @Override
     public String name() {
         return NAME;
+    }
+
+    /** Whether this process shares sealed memory (no peer can shrink what it maps) or plain files, and why. */
+    @Override
+    public int report(PrintStream out) {
+        String sealed = sealedMemoryProblem();
+        out.println("shm memory: " + (sealed == null ? "sealed memfds (no peer can shrink what this process maps)"
+                : "plain files, which a peer could shrink: " + sealed));
+        return 0;
     }
 
     @Override

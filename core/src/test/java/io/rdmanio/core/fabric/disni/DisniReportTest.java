@@ -1,4 +1,4 @@
-package io.rdmanio.selector.config;
+package io.rdmanio.core.fabric.disni;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The doctor's RDMA section read from fake sysfs and procfs trees. */
-class RdmaReportTest {
+class DisniReportTest {
 
     private static final String LIMITS_HEADER =
         "Limit                     Soft Limit           Hard Limit           Units     \n";
@@ -24,7 +24,7 @@ class RdmaReportTest {
 
     private String report(Path root, String libraryProblem, String versions, boolean capIpcLock) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        problems = new RdmaReport(root, () -> libraryProblem, () -> versions, () -> capIpcLock)
+        problems = new DisniReport(root, () -> libraryProblem, () -> versions, () -> capIpcLock)
             .print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
         return bytes.toString(StandardCharsets.UTF_8);
     }

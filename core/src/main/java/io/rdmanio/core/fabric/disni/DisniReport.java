@@ -1,7 +1,5 @@
-package io.rdmanio.selector.config;
+package io.rdmanio.core.fabric.disni;
 
-import io.rdmanio.core.fabric.disni.DisniDevices;
-import io.rdmanio.core.fabric.disni.DisniFabricProvider;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -22,7 +20,7 @@ import java.util.function.Supplier;
  * <p>Every file is read below a root directory ({@code /} on a real machine) so that tests can hand it a fake
  * sysfs and procfs tree. Not thread-safe; one report per call.
  */
-final class RdmaReport {
+public final class DisniReport {
 
     /** The rdma-core packages whose versions are reported (Debian names). */
     static final List<String> PACKAGES = List.of("rdma-core", "libibverbs1", "librdmacm1");
@@ -43,7 +41,7 @@ final class RdmaReport {
      * @param packageVersions the installed versions of {@link #PACKAGES}, one per line, {@code null} if unknown
      * @param lockWithoutLimit whether the process may lock memory regardless of the limit (CAP_IPC_LOCK)
      */
-    RdmaReport(Path root, Supplier<String> libraryProblem, Supplier<String> packageVersions,
+    DisniReport(Path root, Supplier<String> libraryProblem, Supplier<String> packageVersions,
                BooleanSupplier lockWithoutLimit) {
         this.root = root;
         this.libraryProblem = libraryProblem;
@@ -52,8 +50,8 @@ final class RdmaReport {
     }
 
     /** The report for this machine and process. */
-    static RdmaReport system() {
-        return new RdmaReport(Path.of("/"), DisniFabricProvider::libraryProblem, RdmaReport::dpkgVersions,
+    public static DisniReport system() {
+        return new DisniReport(Path.of("/"), DisniFabricProvider::libraryProblem, DisniReport::dpkgVersions,
             DisniDevices::canLockWithoutLimit);
     }
 
