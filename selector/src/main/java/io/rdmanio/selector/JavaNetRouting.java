@@ -1,6 +1,7 @@
 package io.rdmanio.selector;
 
 import io.rdmanio.core.Logs;
+import io.rdmanio.selector.config.RoutedApis;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -22,14 +23,8 @@ public final class JavaNetRouting {
     public static final String PROPERTY = "rdmanio.javaNet";
 
     private static final Logger LOG = Logs.get("io.rdmanio.routing");
-    private static volatile String state = "not routed: the agent is not in use";
 
     private JavaNetRouting() {
-    }
-
-    /** What {@link #install} did, for doctor and the stats: {@code routed} or {@code not routed: REASON}. */
-    public static String state() {
-        return state;
     }
 
     /**
@@ -39,11 +34,11 @@ public final class JavaNetRouting {
      */
     public static boolean install(RdmaSelectorProvider provider) {
         if ("false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").trim())) {
-            state = "not routed: -D" + PROPERTY + "=false";
+            RoutedApis.javaNet("not routed: -D" + PROPERTY + "=false");
             return false;
         }
         if (provider.config().router().routesNothing()) {
-            state = "not routed: no rule routes a socket to a fabric";
+            RoutedApis.javaNet("not routed: no rule routes a socket to a fabric");
             return false;
         }
         if (!JdkSocketImpls.available()) {
@@ -52,7 +47,8 @@ public final class JavaNetRouting {
         try {
             Socket.setSocketImplFactory(() -> new RoutingSocketImpl(provider, false));
         } catch (IOException e) {
-            state = "not routed: the application (or another agent) installed its own java.net.SocketImplFactory";
+            String state = "not routed: the application (or another agent) installed its own SocketImplFactory";
+            RoutedApis.javaNet(state);
             LOG.warn("rdmanio: java.net sockets are {} (Socket.setSocketImplFactory: {}); NIO channels are routed",
                 state, e.getMessage());
             return false;
@@ -63,12 +59,13 @@ public final class JavaNetRouting {
             // Clients are routed and servers cannot be: a routed client still reaches NIO servers, and a server
             // socket accepts with its own factory's sockets. Say so rather than undo the client factory (java.net
             // has no way to).
-            state = "clients routed; server sockets not routed: the application (or another agent) installed its "
-                    + "own server SocketImplFactory";
+            String state = "clients routed; server sockets not routed: the application (or another agent) installed "
+                    + "its own server SocketImplFactory";
+            RoutedApis.javaNet(state);
             LOG.warn("rdmanio: java.net {} ({})", state, e.getMessage());
             return true;
         }
-        state = "routed";
+        RoutedApis.javaNet("routed");
         return true;
     }
 }

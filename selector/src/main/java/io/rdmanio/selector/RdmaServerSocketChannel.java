@@ -473,6 +473,10 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                 waitSelector = w = rs;
             }
         }
+        // A java.net ServerSocket's accept on a platform thread goes on when interrupted (InterruptPolicy): the
+        // status is cleared for the wait and set again after it.
+        boolean plain = InterruptPolicy.ignoresInterrupts(javaNetSocket);
+        boolean interrupted = plain && Thread.interrupted();
         if (!Thread.currentThread().isInterrupted()) {
             try {
                 w.select(nanos == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
@@ -480,6 +484,15 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             } catch (ClosedSelectorException e) {
                 // Closed with this channel: reported below.
             }
+        }
+        if (plain) {
+            if (interrupted | Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+            }
+            if (!isOpen()) {
+                throw new AsynchronousCloseException();
+            }
+            return;
         }
         if (Thread.currentThread().isInterrupted()) {
             close();

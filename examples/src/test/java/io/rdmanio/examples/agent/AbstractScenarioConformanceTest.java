@@ -13,10 +13,11 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A scenario program written once (each scenario prints one line of what a program sees) and run four ways: on the
+ * A scenario program written once (each scenario prints one line of what a program sees) and run five ways: on the
  * JDK alone, whose lines are the reference; through the agent with rules that route 127.0.0.1 over shm and over
- * loopback (every connection on the fabric); and through the agent with rules that route nothing the scenarios
- * use (every connection the JDK's own, counted as TCP). Each run must print the reference's lines exactly. Runs
+ * loopback, and with {@code both} rules over shm (every connection on the fabric); and through the agent with rules
+ * that route nothing the scenarios use (every connection the JDK's own, counted as TCP). Each run must print the
+ * reference's lines exactly. Runs
  * on the JDK the build runs on (17, and 25 in {@code ./rdmanio test}), whose own behaviour is the reference.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -62,14 +63,32 @@ abstract class AbstractScenarioConformanceTest {
         routedAsTheJdk("loopback");
     }
 
+    /**
+     * Under {@code both} rules: servers listen on the fabric and on TCP at once, clients try the fabric first (a
+     * refused connect then tries TCP): every connection still on the fabric, the same lines.
+     */
+    @Test
+    void routedUnderBothRulesAsTheJdk() throws Exception {
+        assumeShm();
+        Path both = dir.resolve("both.rules");
+        Files.writeString(both, "bind 127.0.0.1 * both\nconnect 127.0.0.1 * both\n");
+        routedAsTheJdk("shm", both);
+    }
+
     private void routedAsTheJdk(String fabric) throws Exception {
-        Path stats = dir.resolve(fabric + ".json");
-        AgentJvm.Outcome routed = AgentJvm.run(dir, "rules=" + rules + ",fabric=" + fabric + ",stats=" + stats,
+        routedAsTheJdk(fabric, rules);
+    }
+
+    private void routedAsTheJdk(String fabric, Path rulesFile) throws Exception {
+        Path stats = dir.resolve(fabric + "-" + rulesFile.getFileName() + ".json");
+        AgentJvm.Outcome routed = AgentJvm.run(dir, "rules=" + rulesFile + ",fabric=" + fabric + ",stats=" + stats,
             scenarios());
         assertEquals(0, routed.exitCode(), routed::describe);
         assertEquals(jdk, routed.stdout(), routed::describe);
         assertEquals(0, AgentJvm.stat(stats, "connections", "tcp"), () -> read(stats));
         assertTrue(AgentJvm.stat(stats, "connections", "rdma") >= connections(), () -> read(stats));
+        assertTrue(read(stats).contains("\"javaNet\": \"routed\"") && read(stats).contains("\"asyncChannels\": \"routed\""),
+            () -> read(stats));
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.rdmanio.selector.async;
 
 import io.rdmanio.core.Logs;
 import io.rdmanio.selector.RdmaSelectorProvider;
+import io.rdmanio.selector.config.RoutedApis;
 import java.io.IOException;
 import java.nio.channels.AsynchronousChannelGroup;
 import java.nio.channels.AsynchronousServerSocketChannel;
@@ -45,18 +46,24 @@ public final class RdmaAsynchronousChannelProvider extends AsynchronousChannelPr
      * is loaded by the JDK at the first asynchronous channel, not here.
      */
     public static boolean install(RdmaSelectorProvider selectors) {
-        if ("false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").trim())
-                || selectors.config().router().routesNothing()) {
+        if ("false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").trim())) {
+            RoutedApis.asyncChannels("not routed: -D" + PROPERTY + "=false");
+            return false;
+        }
+        if (selectors.config().router().routesNothing()) {
+            RoutedApis.asyncChannels("not routed: no rule routes a socket to a fabric");
             return false;
         }
         String wanted = RdmaAsynchronousChannelProvider.class.getName();
         String given = System.getProperty(PROVIDER_PROPERTY);
         if (given != null && !given.equals(wanted)) {
+            RoutedApis.asyncChannels("not routed: -D" + PROVIDER_PROPERTY + "=" + given + " names another provider");
             LOG.warn("rdmanio: NIO.2 asynchronous channels are not routed: -D{}={} names another provider",
                 PROVIDER_PROPERTY, given);
             return false;
         }
         System.setProperty(PROVIDER_PROPERTY, wanted);
+        RoutedApis.asyncChannels("routed");
         return true;
     }
 

@@ -109,6 +109,12 @@ public final class Doctor {
         }
     }
 
+    /** Whether an API the agent routes is left to TCP by its switch. */
+    private static String apiState(Function<String, String> properties, String property) {
+        String v = properties.apply(property);
+        return v != null && v.trim().equalsIgnoreCase("false") ? "not (-D" + property + "=false)" : "too";
+    }
+
     static String version() {
         String v = Doctor.class.getPackage().getImplementationVersion();
         return v == null ? "unknown (not run from the agent jar)" : v;
@@ -296,6 +302,9 @@ public final class Doctor {
             out.println("rdmanio.rules=" + file + (file.isAbsolute() ? "" : " (" + file.toAbsolutePath() + ")")
                     + ": " + rules.size()
                     + " rules, no errors" + (rules.hasAutoConnectRule() ? "; auto connects ask the resolver" : ""));
+            out.println("routed APIs: NIO channels; with the agent, java.net sockets " + apiState(properties,
+                "rdmanio.javaNet") + " and NIO.2 asynchronous channels " + apiState(properties, "rdmanio.asyncChannels")
+                    + (rules.routesNothing() ? " (no rule routes to a fabric: all stay on TCP)" : ""));
         } else {
             out.println("rdmanio.rules is not set: every connection stays on the JDK's TCP");
         }

@@ -25,6 +25,7 @@ import java.util.TreeMap;
  *     "loopback": {"connectionsOpened": 2, ..., "receiverNotReady": 0, "protocolErrors": 0}
  *   },
  *   "resolver": {"resolves": 3, "cacheHits": 1, ..., "malformed": 0, "forged": 0},
+ *   "routedApis": {"nio": "routed", "javaNet": "routed", "asyncChannels": "routed"},
  *   "routedByRule": {"/etc/rdmanio.rules:1: connect 10.0.0.0/8 *": 2, "(no rule)": 1},
  *   "fallbacks": {"count": 0, "reasons": {}},
  *   "creditStalls": 0,
@@ -103,6 +104,8 @@ final class StatsFile {
 
     /** Sockets routed per rule, fallbacks with their reasons, and the engines' stall and RNR totals. */
     private static void routesToJson(JsonWriter json, RouteStats routes, Map<String, EngineStats> engines) {
+        json.beginObject("routedApis").member("nio", "routed").member("javaNet", RoutedApis.javaNet())
+            .member("asyncChannels", RoutedApis.asyncChannels()).endObject();
         json.beginObject("routedByRule");
         routes.byRule().forEach(json::member);
         json.endObject();
