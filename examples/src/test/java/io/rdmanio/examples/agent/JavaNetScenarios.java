@@ -249,7 +249,7 @@ public final class JavaNetScenarios {
                 InputStream in = a.getInputStream();
                 byte[] b = new byte[64 * 1024];
                 int n;
-                while ((n = in.read(b)) > 0) {
+                while (drained < 64L * 1024 * 1024 && (n = in.read(b)) > 0) {
                     drained += n;
                 }
             } catch (IOException e) {
