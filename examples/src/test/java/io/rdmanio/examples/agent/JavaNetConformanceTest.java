@@ -39,7 +39,8 @@ class JavaNetConformanceTest extends AbstractScenarioConformanceTest {
             "nioClientToServerSocket: from nio / from net",
             "socketToNioServer: from net / from nio",
             "httpUrlConnection: 200 hello /a; 200 hello /b;",
-            "httpUrlConnectionToJetty: blob.bin same true, 0 same true, 100 same true, 3145745 same true"};
+            "httpUrlConnectionToJetty: blob.bin same true, 0 same true, 100 same true, 3145745 same true",
+            "tls: TLSv1.3, 262144 bytes, same: true"};
     }
 
     /** A java.net server and an NIO client in two processes, then an NIO server and a java.net client. */

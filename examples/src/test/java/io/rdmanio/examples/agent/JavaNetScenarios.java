@@ -62,6 +62,7 @@ public final class JavaNetScenarios {
         all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
         all.put("httpUrlConnection", JavaNetScenarios::httpUrlConnection);
         all.put("httpUrlConnectionToJetty", JavaNetScenarios::httpUrlConnectionToJetty);
+        all.put("tls", JavaNetScenarios::tls);
         ScenarioRunner.run(all, args, JavaNetScenarios::describe);
     }
 
@@ -617,6 +618,69 @@ public final class JavaNetScenarios {
                 throw new IOException(path + ": HTTP " + conn.getResponseCode());
             }
             return in.readAllBytes();
+        }
+    }
+
+    /**
+     * TLS over java.net: an SSLServerSocket and an SSLSocket (the JDK's own TLS, layered on the sockets the
+     * factories make), a self-signed key made with the JDK's keytool; 256 KiB echoed, byte-exact.
+     */
+    static String tls() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("tls");
+        java.nio.file.Path store = dir.resolve("key.p12");
+        char[] pass = "changeit".toCharArray();
+        try {
+            Process keytool = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "keytool")
+                .toString(), "-genkeypair", "-alias", "s", "-keyalg", "EC", "-dname", "CN=localhost", "-validity", "2",
+                "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", "changeit")
+                .redirectErrorStream(true).redirectOutput(dir.resolve("keytool.out").toFile()).start();
+            if (!keytool.waitFor(60, TimeUnit.SECONDS) || keytool.exitValue() != 0) {
+                return "keytool failed: " + java.nio.file.Files.readString(dir.resolve("keytool.out"));
+            }
+            java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+            try (InputStream in = java.nio.file.Files.newInputStream(store)) {
+                ks.load(in, pass);
+            }
+            javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance("PKIX");
+            kmf.init(ks, pass);
+            javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance("PKIX");
+            tmf.init(ks);
+            javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLSv1.3");
+            ctx.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
+            try (javax.net.ssl.SSLServerSocket ss = (javax.net.ssl.SSLServerSocket) ctx.getServerSocketFactory()
+                    .createServerSocket(0, 50, LOOPBACK)) {
+                ss.setSoTimeout(GUARD_MILLIS);
+                Thread t = new Thread(() -> {
+                    try (Socket a = ss.accept()) {
+                        a.setSoTimeout(GUARD_MILLIS);
+                        byte[] got = a.getInputStream().readNBytes(256 * 1024);
+                        a.getOutputStream().write(got);
+                        a.getOutputStream().flush();
+                    } catch (IOException e) {
+                        System.out.println("tls server: " + describe(e));
+                    }
+                });
+                t.start();
+                try (javax.net.ssl.SSLSocket c = (javax.net.ssl.SSLSocket) ctx.getSocketFactory()
+                        .createSocket(LOOPBACK, ss.getLocalPort())) {
+                    c.setSoTimeout(GUARD_MILLIS);
+                    byte[] data = new byte[256 * 1024];
+                    new java.util.Random(5).nextBytes(data);
+                    c.getOutputStream().write(data);
+                    c.getOutputStream().flush();
+                    byte[] back = c.getInputStream().readNBytes(data.length);
+                    t.join(GUARD_MILLIS);
+                    return c.getSession().getProtocol() + ", " + back.length + " bytes, same: "
+                            + java.util.Arrays.equals(data, back);
+                }
+            }
+        } finally {
+            try (var files = java.nio.file.Files.list(dir)) {
+                for (java.nio.file.Path f : (Iterable<java.nio.file.Path>) files::iterator) {
+                    java.nio.file.Files.delete(f);
+                }
+            }
+            java.nio.file.Files.delete(dir);
         }
     }
 }
