@@ -28,9 +28,8 @@ public final class JavaNetRouting {
     }
 
     /**
-     * Installs the factories if the rules route anything; returns whether java.net is now routed.
-     *
-     * @throws IllegalStateException when {@code java.net} is not open to rdmanio (the agent opens it first)
+     * Installs the factories if the rules route anything; returns whether java.net is now routed. When this JDK's
+     * {@code java.net} is not one rdmanio can delegate to, it stays unrouted and the log says why.
      */
     public static boolean install(RdmaSelectorProvider provider) {
         if ("false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").trim())) {
@@ -42,7 +41,11 @@ public final class JavaNetRouting {
             return false;
         }
         if (!JdkSocketImpls.available()) {
-            throw new IllegalStateException("java.base does not open java.net to rdmanio");
+            // This JDK's java.net is not the one rdmanio knows: better unrouted than broken.
+            String state = "not routed: " + JdkSocketImpls.unavailableReason();
+            RoutedApis.javaNet(state);
+            LOG.warn("rdmanio: java.net sockets are {}; NIO channels are routed", state);
+            return false;
         }
         try {
             Socket.setSocketImplFactory(() -> new RoutingSocketImpl(provider, false));

@@ -25,7 +25,9 @@ import java.util.Set;
  */
 final class JdkSocketImpls {
 
-    private static final Handles HANDLES = Handles.find();
+    /** Why the handles could not be found (null when found). */
+    private static String unavailable;
+    private static final Handles HANDLES = findHandles();
 
     private JdkSocketImpls() {
     }
@@ -35,9 +37,27 @@ final class JdkSocketImpls {
         return HANDLES != null;
     }
 
+    /** Why the JDK's implementations cannot be delegated to; null when they can. */
+    static String unavailableReason() {
+        return unavailable;
+    }
+
+    private static Handles findHandles() {
+        if (!SocketImpl.class.getModule().isOpen("java.net", JdkSocketImpls.class.getModule())) {
+            unavailable = "java.base does not open java.net to rdmanio (the agent opens it)";
+            return null;
+        }
+        try {
+            return Handles.find();
+        } catch (IllegalStateException e) {
+            unavailable = e.getMessage();
+            return null;
+        }
+    }
+
     private static Handles h() {
         if (HANDLES == null) {
-            throw new IllegalStateException("java.base does not open java.net to rdmanio");
+            throw new IllegalStateException(unavailable);
         }
         return HANDLES;
     }
@@ -188,9 +208,6 @@ final class JdkSocketImpls {
                            MethodHandle performancePreferences) {
 
         static Handles find() {
-            if (!SocketImpl.class.getModule().isOpen("java.net", JdkSocketImpls.class.getModule())) {
-                return null;
-            }
             try {
                 MethodHandles.Lookup l = MethodHandles.privateLookupIn(SocketImpl.class, MethodHandles.lookup());
                 Class<?> s = SocketImpl.class;
