@@ -34,6 +34,17 @@ public final class AsyncScenarios {
 
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
     private static final long GUARD_SECONDS = 20;
+    /**
+     * Threads of their own for the clients and readers a scenario runs beside it: the common pool has one worker
+     * on a 2-core machine, and a task blocked there in {@code get} runs queued tasks inside itself (a reader inside
+     * the writer it waits for), which would stall the scenario whatever the channels do.
+     */
+    private static final java.util.concurrent.ExecutorService WORKERS =
+        java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "scenario-worker");
+            t.setDaemon(true);
+            return t;
+        });
 
 
     public static void main(String[] args) throws Exception {
@@ -152,7 +163,7 @@ public final class AsyncScenarios {
                     } catch (Exception e) {
                         return describe(e);
                     }
-                }));
+                }, WORKERS));
             }
             java.util.Set<String> distinct = new java.util.TreeSet<>();
             for (CompletableFuture<String> r : results) {
@@ -227,7 +238,7 @@ public final class AsyncScenarios {
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
-            });
+            }, WORKERS);
             writeAll(c, ByteBuffer.wrap(data));
             c.shutdownOutput();
             byte[] got = back.get(GUARD_SECONDS, TimeUnit.SECONDS);

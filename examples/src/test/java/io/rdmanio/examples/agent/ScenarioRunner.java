@@ -33,9 +33,24 @@ final class ScenarioRunner {
                 result = all.get(name).run();
             } catch (Throwable t) {
                 result = "FAILED " + describe.apply(t);
+                if (t instanceof java.util.concurrent.TimeoutException) {
+                    // Something waited past its bound: what every thread was doing, for the test's report.
+                    dumpThreads(name);
+                }
             }
             System.out.println(name + ": " + result);
         }
+    }
+
+    private static void dumpThreads(String scenario) {
+        StringBuilder sb = new StringBuilder("threads when " + scenario + " timed out:\n");
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            sb.append('"').append(thread.getName()).append("\" ").append(thread.getState()).append('\n');
+            for (StackTraceElement e : stack) {
+                sb.append("    at ").append(e).append('\n');
+            }
+        });
+        System.err.print(sb);
     }
 
     /** What {@code step} returned ({@code ok} for null), or what it threw as {@code describe} puts it. */
