@@ -905,18 +905,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         long total = 0;
         synchronized (lock) {
             if (tryDropWriteAfterPeerCloseLocked()) {
-                for (int k = offset; k < offset + length; k++) {
-                    total += srcs[k].remaining();
-                    srcs[k].position(srcs[k].limit());
-                }
-                return total;
+                return dropAll(srcs, offset, length);
             }
             ensureWritableLocked();
+            boolean postFailed = false;
             outer:
             for (int k = offset; k < offset + length; k++) {
                 ByteBuffer src = srcs[k];
                 while (src.hasRemaining()) {
                     int n = sendInlineLocked(src);
+                    postFailed |= n < 0;
                     if (n == 0 && stage) {
                         n = stageLocked(src);
                     }
@@ -925,6 +923,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     }
                     total += n;
                 }
+            }
+            if (total == 0 && postFailed && qp.isError() && tryDropFirstWriteAfterFinLocked()) {
+                // The peer closed in order and is already gone (its queue pair took ours to error before the
+                // DISCONNECTED event came): as TCP, the first write after its FIN is accepted and goes nowhere.
+                total = dropAll(srcs, offset, length);
             }
             appBytes += total;
             bytesWritten += total;
@@ -938,6 +941,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         if (fire) {
             fireReadiness();
+        }
+        return total;
+    }
+
+    /** Takes every byte of {@code srcs} for nowhere (a write TCP accepts for a peer that is gone); their count. */
+    private static long dropAll(ByteBuffer[] srcs, int offset, int length) {
+        long total = 0;
+        for (int k = offset; k < offset + length; k++) {
+            total += srcs[k].remaining();
+            srcs[k].position(srcs[k].limit());
         }
         return total;
     }
@@ -965,8 +978,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * write. An orderly close must not surface as an error where TCP is silent.
      */
     private boolean tryDropWriteAfterPeerCloseLocked() {
-        if (!disconnectSeen || !finReceived || wroteAfterPeerClose || failure != null || userClosed || outputShutdown
-            || state != OPEN) {
+        return disconnectSeen && tryDropFirstWriteAfterFinLocked();
+    }
+
+    /** Whether this write is the first after the peer's FIN (read, DISCONNECTED or not), which TCP accepts. */
+    private boolean tryDropFirstWriteAfterFinLocked() {
+        if (!finReceived || wroteAfterPeerClose || failure != null || userClosed || outputShutdown || state != OPEN) {
             return false;
         }
         wroteAfterPeerClose = true;
