@@ -1,8 +1,6 @@
 package io.rdmanio.selector;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
+import io.rdmanio.core.VirtualThreads;
 
 /**
  * How a blocking call on a routed java.net socket treats an interrupt, as the JDK's {@code NioSocketImpl} does: on
@@ -12,34 +10,15 @@ import java.lang.invoke.MethodType;
  */
 final class InterruptPolicy {
 
-    /** {@code Thread.isVirtual()}, where the JDK has it (21 and later); null on 17. */
-    private static final MethodHandle IS_VIRTUAL = findIsVirtual();
-
     private InterruptPolicy() {
     }
 
     /** Whether a blocking call of a java.net socket ({@code javaNet}) on this thread goes on when interrupted. */
     static boolean ignoresInterrupts(boolean javaNet) {
-        return javaNet && !onVirtualThread();
+        return javaNet && !VirtualThreads.current();
     }
 
     static boolean onVirtualThread() {
-        if (IS_VIRTUAL == null) {
-            return false;
-        }
-        try {
-            return (boolean) IS_VIRTUAL.invokeExact(Thread.currentThread());
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-    }
-
-    private static MethodHandle findIsVirtual() {
-        try {
-            return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
-                MethodType.methodType(boolean.class));
-        } catch (NoSuchMethodException | IllegalAccessException e) {
-            return null;
-        }
+        return VirtualThreads.current();
     }
 }
