@@ -25,9 +25,9 @@ PORT="$(await_port "$SERVER_PID" "$WORK/server.log" '^jetty on 127\.0\.0\.1:\([0
 BASE="http://127.0.0.1:$PORT"
 echo "==> Jetty server (with the agent): $(grep -m1 'bind ' "$WORK/server.log" | sed 's/.*io.rdmanio.routing - //')"
 
-echo "==> client with the agent: JDK HttpClient and Jetty HttpClient"
+echo "==> client with the agent: JDK HttpClient, Jetty HttpClient (NIO) and HttpURLConnection (java.net)"
 java "${LOG[@]}" -javaagent:"$AGENT=rules=$WORK/rules,fabric=shm,stats=$WORK/client.json" -cp "$CP" \
-    io.rdmanio.examples.httpclient.Fetch "$BASE" "$WORK/www" both > "$WORK/client.log" 2>&1 \
+    io.rdmanio.examples.httpclient.Fetch "$BASE" "$WORK/www" all > "$WORK/client.log" 2>&1 \
     || { cat "$WORK/client.log" >&2; exit 1; }
 grep -E 'GET|routing|fetches' "$WORK/client.log" | sed 's/.*io.rdmanio.routing - /    routed: /; s/^\([a-z]\)/    \1/'
 

@@ -1,6 +1,8 @@
 package io.rdmanio.examples.httpclient;
 
 import io.rdmanio.examples.jetty.Content;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,8 +17,10 @@ import org.eclipse.jetty.client.ContentResponse;
 import org.eclipse.jetty.client.Request;
 
 /**
- * Fetches every static file and dynamic body of the Jetty example with the JDK's {@link HttpClient} and with
- * Jetty's HttpClient, and compares each byte with what was served: {@code Fetch BASE_URL DIR [jdk|jetty|both]}.
+ * Fetches every static file and dynamic body of the Jetty example with the JDK's {@link HttpClient} (NIO), with
+ * Jetty's HttpClient (NIO) and with {@link HttpURLConnection} (java.net), and compares each byte with what was
+ * served: {@code Fetch BASE_URL DIR [jdk|jetty|urlconnection|both|all]} ({@code both}: the two NIO clients;
+ * {@code all}: the three).
  * Prints one line per fetch and {@code all fetches exact}; exits 0 only then. Nothing here knows about rdmanio.
  */
 public final class Fetch {
@@ -29,7 +33,7 @@ public final class Fetch {
     /** Fetches everything with the clients named by {@code which}; true when every body is byte-exact. */
     public static boolean run(String base, Path dir, String which) throws Exception {
         boolean ok = true;
-        if (!which.equals("jetty")) {
+        if (which.equals("jdk") || which.equals("both") || which.equals("all")) {
             HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .connectTimeout(Duration.ofSeconds(30)).build();
             for (String path : paths()) {
@@ -38,7 +42,17 @@ public final class Fetch {
                 ok &= check("jdk", path, r.statusCode(), r.body(), dir);
             }
         }
-        if (!which.equals("jdk")) {
+        if (which.equals("urlconnection") || which.equals("all")) {
+            for (String path : paths()) {
+                HttpURLConnection c = (HttpURLConnection) URI.create(base + path).toURL().openConnection();
+                c.setConnectTimeout(30_000);
+                c.setReadTimeout(60_000);
+                try (InputStream in = c.getInputStream()) {
+                    ok &= check("urlconnection", path, c.getResponseCode(), in.readAllBytes(), dir);
+                }
+            }
+        }
+        if (which.equals("jetty") || which.equals("both") || which.equals("all")) {
             org.eclipse.jetty.client.HttpClient jetty = new org.eclipse.jetty.client.HttpClient();
             jetty.setMaxConnectionsPerDestination(2);
             jetty.start();

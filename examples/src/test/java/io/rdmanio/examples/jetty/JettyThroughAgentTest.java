@@ -53,11 +53,13 @@ class JettyThroughAgentTest {
         try {
             String port = server.awaitLine("jetty on 127\\.0\\.0\\.1:(\\d+)");
             AgentJvm.Outcome client = AgentJvm.start(dir, "client", "rules=" + rules + ",fabric=shm,stats=" + clientStats,
-                    Fetch.class, "http://127.0.0.1:" + port, content.toString(), "both").await();
+                    Fetch.class, "http://127.0.0.1:" + port, content.toString(), "all").await();
             assertEquals(0, client.exitCode(), client::describe);
             assertTrue(client.stdout().contains("all fetches exact"), client::describe);
             clientConnections = AgentJvm.stat(clientStats, "connections", "rdma");
-            assertTrue(clientConnections >= 2, client::describe);
+            // At least one connection for each of the three clients (HttpURLConnection through java.net).
+            assertTrue(clientConnections >= 3, client::describe);
+            assertTrue(client.stdout().contains("urlconnection GET /blob.bin: 200"), client::describe);
             assertEquals(0, AgentJvm.stat(clientStats, "connections", "tcp"), client::describe);
         } finally {
             server.stop();
