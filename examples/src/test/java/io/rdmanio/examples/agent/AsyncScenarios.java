@@ -63,6 +63,7 @@ public final class AsyncScenarios {
         all.put("acceptPending", AsyncScenarios::acceptPending);
         all.put("closeWhileAccepting", AsyncScenarios::closeWhileAccepting);
         all.put("fixedGroup", AsyncScenarios::fixedGroup);
+        all.put("groupShutdownNow", AsyncScenarios::groupShutdownNow);
         all.put("addressesAndOptions", AsyncScenarios::addressesAndOptions);
         all.put("scatterGather", AsyncScenarios::scatterGather);
         all.put("zeroLength", AsyncScenarios::zeroLength);
@@ -455,6 +456,30 @@ public final class AsyncScenarios {
         boolean terminated = group.awaitTermination(GUARD_SECONDS, TimeUnit.SECONDS);
         return "handler thread " + thread + "; shutdown " + group.isShutdown() + ", terminated while open "
                 + terminatedWhileOpen + ", open after shutdown " + refused + ", terminated after close " + terminated;
+    }
+
+    /** A cached-pool group shut down now while a read waits: the read fails, channels close, the group ends. */
+    static String groupShutdownNow() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "scenario-cached-group");
+            t.setDaemon(true);
+            return t;
+        });
+        AsynchronousChannelGroup group = AsynchronousChannelGroup.withCachedThreadPool(pool, 1);
+        AsynchronousServerSocketChannel ss = AsynchronousServerSocketChannel.open(group)
+            .bind(new InetSocketAddress(LOOPBACK, 0));
+        Future<AsynchronousSocketChannel> af = ss.accept();
+        AsynchronousSocketChannel c = AsynchronousSocketChannel.open(group);
+        c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+        AsynchronousSocketChannel a = af.get(GUARD_SECONDS, TimeUnit.SECONDS);
+        Outcome<Integer> read = new Outcome<>();
+        c.read(ByteBuffer.allocate(8), null, read);
+        Thread.sleep(200);
+        group.shutdownNow();
+        String r = read.await();
+        boolean terminated = group.awaitTermination(GUARD_SECONDS, TimeUnit.SECONDS);
+        return "pending read " + r + "; open: client " + c.isOpen() + ", accepted " + a.isOpen() + ", server "
+                + ss.isOpen() + "; terminated " + terminated;
     }
 
     static String addressesAndOptions() throws Exception {
