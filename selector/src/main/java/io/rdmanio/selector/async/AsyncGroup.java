@@ -38,6 +38,8 @@ final class AsyncGroup extends AsynchronousChannelGroup {
     private AsyncPoller poller;
     private AsynchronousSocketChannel keeper;
     private volatile boolean shutdown;
+    /** shutdownNow is closing every channel: readiness is no longer acted on, so what waits fails with the close. */
+    private volatile boolean closingAll;
 
     AsyncGroup(RdmaAsynchronousChannelProvider provider, AsynchronousChannelGroup jdkGroup) throws IOException {
         super(provider);
@@ -61,6 +63,11 @@ final class AsyncGroup extends AsynchronousChannelGroup {
                 return t;
             });
         return pool;
+    }
+
+    /** Whether {@link #shutdownNow} is closing every channel (the poller then leaves readiness alone). */
+    boolean closingAll() {
+        return closingAll;
     }
 
     /** The JDK group the channels left on TCP are opened in; null for the JDK's default group. */
@@ -158,6 +165,9 @@ final class AsyncGroup extends AsynchronousChannelGroup {
             throw new UnsupportedOperationException("the default group cannot be shut down");
         }
         shutdown = true;
+        // Set before the first close: closing one end sends its peer (often in this group) a FIN, which the
+        // poller would otherwise hand to a waiting read as -1 before that channel's own close failed it.
+        closingAll = true;
         for (Channel c : fabricChannels) {
             c.close();
         }

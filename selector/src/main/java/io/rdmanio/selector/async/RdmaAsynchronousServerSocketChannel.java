@@ -195,6 +195,9 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
 
     @Override
     public void ready(SelectionKey k) {
+        if (group.closingAll()) {
+            return;
+        }
         Op<AsynchronousSocketChannel> op;
         synchronized (acceptLock) {
             op = accept;

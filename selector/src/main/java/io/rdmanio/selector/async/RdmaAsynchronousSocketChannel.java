@@ -473,6 +473,9 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
 
     @Override
     public void ready(SelectionKey k) {
+        if (group.closingAll()) {
+            return;
+        }
         int ready = k.readyOps();
         if ((ready & SelectionKey.OP_CONNECT) != 0) {
             finishConnect();
