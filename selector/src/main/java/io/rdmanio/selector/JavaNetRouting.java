@@ -32,12 +32,9 @@ public final class JavaNetRouting {
      * {@code java.net} is not one rdmanio can delegate to, it stays unrouted and the log says why.
      */
     public static boolean install(RdmaSelectorProvider provider) {
-        if ("false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").trim())) {
-            RoutedApis.javaNet("not routed: -D" + PROPERTY + "=false");
-            return false;
-        }
-        if (provider.config().router().routesNothing()) {
-            RoutedApis.javaNet("not routed: no rule routes a socket to a fabric");
+        String off = RoutedApis.notRoutedReason(PROPERTY, provider.config().router());
+        if (off != null) {
+            RoutedApis.javaNet(off);
             return false;
         }
         if (!JdkSocketImpls.available()) {

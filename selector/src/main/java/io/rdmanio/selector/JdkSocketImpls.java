@@ -177,13 +177,12 @@ final class JdkSocketImpls {
         }
     }
 
+    /** For the methods that declare no IOException. */
     private static Object invokeUnchecked(MethodHandle mh, Object... args) {
         try {
-            return mh.invokeWithArguments(args);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw unexpected(t);
+            return invoke(mh, args);
+        } catch (IOException e) {
+            throw unexpected(e);
         }
     }
 

@@ -29,25 +29,31 @@ abstract class AbstractScenarioConformanceTest {
     Path rules;
     String jdk;
 
-    /** The scenario program. */
-    abstract Class<?> scenarios();
+    private final Class<?> scenarios;
+    private final int connections;
+    private final String[] expectedLines;
 
-    /** Lines the JDK's own run must print: equal output must not mean equally broken. */
-    abstract String[] expectedLines();
-
-    /** Connections the scenarios open at least. */
-    abstract int connections();
+    /**
+     * @param scenarios     the scenario program
+     * @param connections   connections the scenarios open at least
+     * @param expectedLines lines the JDK's own run must print: equal output must not mean equally broken
+     */
+    AbstractScenarioConformanceTest(Class<?> scenarios, int connections, String... expectedLines) {
+        this.scenarios = scenarios;
+        this.connections = connections;
+        this.expectedLines = expectedLines;
+    }
 
     @BeforeAll
     void runOnTheJdk(@TempDir Path tempDir) throws Exception {
         dir = tempDir;
         rules = dir.resolve("loopback-address.rules");
         Files.writeString(rules, "bind 127.0.0.1 *\nconnect 127.0.0.1 *\n");
-        AgentJvm.Outcome plain = AgentJvm.run(dir, "-", scenarios());
+        AgentJvm.Outcome plain = AgentJvm.run(dir, "-", scenarios);
         assertEquals(0, plain.exitCode(), plain::describe);
         jdk = plain.stdout();
         assertFalse(jdk.contains("FAILED"), jdk);
-        for (String line : expectedLines()) {
+        for (String line : expectedLines) {
             assertTrue(jdk.contains(line + "\n"), () -> "the JDK's own run lacks '" + line + "':\n" + jdk);
         }
     }
@@ -82,11 +88,11 @@ abstract class AbstractScenarioConformanceTest {
     private void routedAsTheJdk(String fabric, Path rulesFile) throws Exception {
         Path stats = dir.resolve(fabric + "-" + rulesFile.getFileName() + ".json");
         AgentJvm.Outcome routed = AgentJvm.run(dir, "rules=" + rulesFile + ",fabric=" + fabric + ",stats=" + stats,
-            scenarios());
+            scenarios);
         assertEquals(0, routed.exitCode(), routed::describe);
         assertEquals(jdk, routed.stdout(), routed::describe);
         assertEquals(0, AgentJvm.stat(stats, "connections", "tcp"), () -> read(stats));
-        assertTrue(AgentJvm.stat(stats, "connections", "rdma") >= connections(), () -> read(stats));
+        assertTrue(AgentJvm.stat(stats, "connections", "rdma") >= connections, () -> read(stats));
         assertTrue(read(stats).contains("\"javaNet\": \"routed\"") && read(stats).contains("\"asyncChannels\": \"routed\""),
             () -> read(stats));
     }
@@ -96,11 +102,11 @@ abstract class AbstractScenarioConformanceTest {
         Path elsewhere = dir.resolve("elsewhere.rules");
         Files.writeString(elsewhere, "connect 127.0.0.2 *\nbind 127.0.0.2 *\n");
         Path stats = dir.resolve("tcp.json");
-        AgentJvm.Outcome run = AgentJvm.run(dir, "rules=" + elsewhere + ",stats=" + stats, scenarios());
+        AgentJvm.Outcome run = AgentJvm.run(dir, "rules=" + elsewhere + ",stats=" + stats, scenarios);
         assertEquals(0, run.exitCode(), run::describe);
         assertEquals(jdk, run.stdout(), run::describe);
         assertEquals(0, AgentJvm.stat(stats, "connections", "rdma"), () -> read(stats));
-        assertTrue(AgentJvm.stat(stats, "connections", "tcp") >= connections(), () -> read(stats));
+        assertTrue(AgentJvm.stat(stats, "connections", "tcp") >= connections, () -> read(stats));
     }
 
     static void assumeShm() {

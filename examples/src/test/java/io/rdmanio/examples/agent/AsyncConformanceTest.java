@@ -8,19 +8,8 @@ package io.rdmanio.examples.agent;
  */
 class AsyncConformanceTest extends AbstractScenarioConformanceTest {
 
-    @Override
-    Class<?> scenarios() {
-        return AsyncScenarios.class;
-    }
-
-    @Override
-    int connections() {
-        return 30;
-    }
-
-    @Override
-    String[] expectedLines() {
-        return new String[] {
+    AsyncConformanceTest() {
+        super(AsyncScenarios.class, 30,
             "echoWithHandlers: 1 clients: 1048576 bytes, same: true",
             "echoManyAtOnce: 8 clients: 262144 bytes, same: true",
             "readTimeout: failed java.nio.channels.InterruptedByTimeoutException; then java.lang.IllegalStateException "
@@ -32,6 +21,6 @@ class AsyncConformanceTest extends AbstractScenarioConformanceTest {
                 + "shutdown java.nio.channels.ShutdownChannelGroupException, terminated after close true",
             "nioClientToAsyncServer: from nio / from aio",
             "asyncClientToNioServer: from aio / from nio",
-            "socketToAsyncServer: from net / from aio"};
+            "socketToAsyncServer: from net / from aio");
     }
 }

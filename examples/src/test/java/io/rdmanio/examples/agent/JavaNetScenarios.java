@@ -164,26 +164,50 @@ public final class JavaNetScenarios {
         }
     }
 
-    /** A read blocked in one thread, the socket closed by another. */
-    static String closeWhileReading() throws Exception {
-        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
-            AtomicReference<String> seen = new AtomicReference<>("nothing");
+    /**
+     * A reader blocked on a socket the peer sends nothing to, started by {@code start}: what it saw (the byte, or
+     * the exception) and whether its interrupt status was set afterwards.
+     */
+    private static final class BlockedReader {
+        final AtomicReference<String> seen = new AtomicReference<>("nothing");
+        final Thread thread;
+
+        BlockedReader(Socket c, java.util.function.Function<Runnable, Thread> start) throws InterruptedException {
             CountDownLatch reading = new CountDownLatch(1);
-            Thread r = new Thread(() -> {
+            thread = start.apply(() -> {
+                String r;
                 try {
                     InputStream in = c.getInputStream();
                     reading.countDown();
-                    seen.set("read " + in.read());
+                    r = "read " + in.read();
                 } catch (IOException e) {
-                    seen.set(describe(e));
+                    r = describe(e);
                 }
+                seen.set(r + ", interrupted " + Thread.currentThread().isInterrupted());
             });
-            r.start();
             reading.await();
+            // Past the latch the reader is in (or about to enter) its read; the act below comes once it waits.
             Thread.sleep(300);
+        }
+
+        String outcome() throws InterruptedException {
+            thread.join(GUARD_MILLIS);
+            return seen.get();
+        }
+    }
+
+    private static Thread platform(Runnable body) {
+        Thread t = new Thread(body);
+        t.start();
+        return t;
+    }
+
+    /** A read blocked in one thread, the socket closed by another. */
+    static String closeWhileReading() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            BlockedReader r = new BlockedReader(c, JavaNetScenarios::platform);
             c.close();
-            r.join(GUARD_MILLIS);
-            return seen.get() + "; peer reads " + a.getInputStream().read();
+            return r.outcome() + "; peer reads " + a.getInputStream().read();
         }
     }
 
@@ -193,30 +217,15 @@ public final class JavaNetScenarios {
      */
     static String interruptWhileReading() throws Exception {
         try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
-            AtomicReference<String> seen = new AtomicReference<>("nothing");
-            CountDownLatch reading = new CountDownLatch(1);
-            Thread r = new Thread(() -> {
-                try {
-                    InputStream in = c.getInputStream();
-                    reading.countDown();
-                    int b = in.read();
-                    seen.set("read " + b + ", interrupted " + Thread.currentThread().isInterrupted());
-                } catch (IOException e) {
-                    seen.set(describe(e) + ", interrupted " + Thread.currentThread().isInterrupted());
-                }
-            });
-            r.start();
-            reading.await();
-            Thread.sleep(300);
-            r.interrupt();
+            BlockedReader r = new BlockedReader(c, JavaNetScenarios::platform);
+            r.thread.interrupt();
             Thread.sleep(300);
             try {
                 a.getOutputStream().write(7);
             } catch (IOException e) {
-                return "writer: " + describe(e) + "; reader " + seen.get();
+                return "writer: " + describe(e) + "; reader " + r.seen.get();
             }
-            r.join(GUARD_MILLIS);
-            return seen.get() + "; closed " + c.isClosed();
+            return r.outcome() + "; closed " + c.isClosed();
         }
     }
 
@@ -288,26 +297,18 @@ public final class JavaNetScenarios {
         } catch (NoSuchMethodException e) {
             return "no virtual threads on this JDK";
         }
+        Object builder = ofVirtual.invoke(null);
+        java.lang.reflect.Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
         try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
-            AtomicReference<String> seen = new AtomicReference<>("nothing");
-            CountDownLatch reading = new CountDownLatch(1);
-            Runnable body = () -> {
+            BlockedReader r = new BlockedReader(c, body -> {
                 try {
-                    InputStream in = c.getInputStream();
-                    reading.countDown();
-                    seen.set("read " + in.read() + ", interrupted " + Thread.currentThread().isInterrupted());
-                } catch (IOException e) {
-                    seen.set(describe(e) + ", interrupted " + Thread.currentThread().isInterrupted());
+                    return (Thread) start.invoke(builder, body);
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException(e);
                 }
-            };
-            Object builder = ofVirtual.invoke(null);
-            Thread r = (Thread) Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class)
-                .invoke(builder, body);
-            reading.await();
-            Thread.sleep(300);
-            r.interrupt();
-            r.join(GUARD_MILLIS);
-            return seen.get() + "; closed " + c.isClosed() + "; peer reads " + a.getInputStream().read();
+            });
+            r.thread.interrupt();
+            return r.outcome() + "; closed " + c.isClosed() + "; peer reads " + a.getInputStream().read();
         }
     }
 
@@ -661,6 +662,7 @@ public final class JavaNetScenarios {
                     }
                 });
                 t.start();
+                String result;
                 try (javax.net.ssl.SSLSocket c = (javax.net.ssl.SSLSocket) ctx.getSocketFactory()
                         .createSocket(LOOPBACK, ss.getLocalPort())) {
                     c.setSoTimeout(GUARD_MILLIS);
@@ -669,10 +671,12 @@ public final class JavaNetScenarios {
                     c.getOutputStream().write(data);
                     c.getOutputStream().flush();
                     byte[] back = c.getInputStream().readNBytes(data.length);
-                    t.join(GUARD_MILLIS);
-                    return c.getSession().getProtocol() + ", " + back.length + " bytes, same: "
+                    result = c.getSession().getProtocol() + ", " + back.length + " bytes, same: "
                             + java.util.Arrays.equals(data, back);
                 }
+                // Joined after the client's close: the server's close waits for the client's close_notify.
+                t.join(GUARD_MILLIS);
+                return result;
             }
         } finally {
             try (var files = java.nio.file.Files.list(dir)) {

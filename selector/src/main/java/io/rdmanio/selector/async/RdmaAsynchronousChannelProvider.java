@@ -46,12 +46,9 @@ public final class RdmaAsynchronousChannelProvider extends AsynchronousChannelPr
      * is loaded by the JDK at the first asynchronous channel, not here.
      */
     public static boolean install(RdmaSelectorProvider selectors) {
-        if ("false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").trim())) {
-            RoutedApis.asyncChannels("not routed: -D" + PROPERTY + "=false");
-            return false;
-        }
-        if (selectors.config().router().routesNothing()) {
-            RoutedApis.asyncChannels("not routed: no rule routes a socket to a fabric");
+        String off = RoutedApis.notRoutedReason(PROPERTY, selectors.config().router());
+        if (off != null) {
+            RoutedApis.asyncChannels(off);
             return false;
         }
         String wanted = RdmaAsynchronousChannelProvider.class.getName();

@@ -111,8 +111,7 @@ public final class Doctor {
 
     /** Whether an API the agent routes is left to TCP by its switch. */
     private static String apiState(Function<String, String> properties, String property) {
-        String v = properties.apply(property);
-        return v != null && v.trim().equalsIgnoreCase("false") ? "not (-D" + property + "=false)" : "too";
+        return RoutedApis.switchedOff(properties.apply(property)) ? "not (-D" + property + "=false)" : "too";
     }
 
     static String version() {

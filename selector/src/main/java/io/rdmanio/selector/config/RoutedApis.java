@@ -13,6 +13,25 @@ public final class RoutedApis {
     private RoutedApis() {
     }
 
+    /**
+     * Why an API that {@code property} switches is to stay unrouted, before anything is installed for it:
+     * {@code -Dproperty=false}, or rules that route nothing; null when it may be routed.
+     */
+    public static String notRoutedReason(String property, Router router) {
+        if (switchedOff(System.getProperty(property))) {
+            return "not routed: -D" + property + "=false";
+        }
+        if (router.routesNothing()) {
+            return "not routed: no rule routes a socket to a fabric";
+        }
+        return null;
+    }
+
+    /** Whether a switch's value turns it off ({@code false}, any case). */
+    static boolean switchedOff(String value) {
+        return value != null && value.trim().equalsIgnoreCase("false");
+    }
+
     public static void javaNet(String state) {
         javaNet = state;
     }
