@@ -100,14 +100,14 @@ public class RdmaSelectorProvider extends SelectorProvider {
 
     @Override
     public SocketChannel openSocketChannel() throws IOException {
-        return new RdmaSocketChannel(this);
+        return RdmaSocketChannel.open(this);
     }
 
     @Override
     public SocketChannel openSocketChannel(ProtocolFamily family) throws IOException {
         Objects.requireNonNull(family, "family");
         if (family == StandardProtocolFamily.INET || family == StandardProtocolFamily.INET6) {
-            return new RdmaSocketChannel(this);
+            return RdmaSocketChannel.open(this);
         }
         // Unix-domain sockets are never routed: the JDK's own channel serves them.
         return jdk.openSocketChannel(family);

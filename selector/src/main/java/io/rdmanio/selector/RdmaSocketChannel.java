@@ -11,6 +11,7 @@ import io.rdmanio.selector.config.FallbackSetting;
 import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.RouteStats;
 import io.rdmanio.selector.config.RunStats;
+import java.io.FileDescriptor;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -27,6 +28,7 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.IllegalBlockingModeException;
+import java.nio.channels.IllegalSelectorException;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.SelectableChannel;
@@ -43,6 +45,8 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
+import sun.nio.ch.SelChImpl;
+import sun.nio.ch.SelectionKeyImpl;
 
 /**
  * A socket channel routed once: at connect when unbound (by the router's connect rules), or to the JDK's TCP
@@ -54,7 +58,7 @@ import org.slf4j.Logger;
  * lock. Blocking and non-blocking operations share one path: blocking means "retry until ready or closed",
  * waiting inside {@code begin()/end()} so that an interrupt closes the channel and a close wakes the waiter.
  */
-final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
+final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, SelChImpl {
 
     private static final int ST_UNCONNECTED = 0;
     private static final int ST_PENDING = 1;
@@ -106,6 +110,16 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     RdmaSocketChannel(RdmaSelectorProvider provider) {
         super(provider);
         this.rdma = provider;
+    }
+
+    /**
+     * A new unconnected channel. The provider opens channels through this method, whose declared type is the JDK's:
+     * verifying the provider then does not load this class, which cannot be loaded without {@code sun.nio.ch}
+     * exported (see {@link #getFD}), so a JVM started without the export reaches the provider's own error naming
+     * the flag instead of an {@link IllegalAccessError}.
+     */
+    static SocketChannel open(RdmaSelectorProvider provider) {
+        return new RdmaSocketChannel(provider);
     }
 
     /** An accepted TCP connection. */
@@ -1340,6 +1354,49 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             }
             return socket;
         }
+    }
+
+    // ------------------------------------------------------------------ the JDK's file transfer
+
+    /*
+     * sun.nio.ch.SelChImpl, the interface of the JDK's own selectable channels, is what FileChannel.transferTo
+     * trusts: to such a channel it hands the file in mapped pieces of up to 8 MiB, one write straight from the page
+     * cache, where any other channel gets 8 KiB at a time copied through a heap buffer (a frame each). The provider
+     * cannot exist without sun.nio.ch exported to this module, so neither can this class. No descriptor is named
+     * (getFD() is null): the JDK then never tries sendfile(2) into this channel, and every byte goes through write,
+     * on the fabric or the JDK channel behind it, and is counted. The other methods serve only the JDK's own
+     * selectors, with which an rdmanio channel never registers: registered there by mistake, its first select
+     * throws IllegalSelectorException, as registering it did before.
+     */
+
+    @Override
+    public FileDescriptor getFD() {
+        return null;
+    }
+
+    @Override
+    public int getFDVal() {
+        return -1;
+    }
+
+    @Override
+    public boolean translateAndUpdateReadyOps(int ops, SelectionKeyImpl key) {
+        return false;
+    }
+
+    @Override
+    public boolean translateAndSetReadyOps(int ops, SelectionKeyImpl key) {
+        return false;
+    }
+
+    @Override
+    public int translateInterestOps(int ops) {
+        throw new IllegalSelectorException();
+    }
+
+    @Override
+    public void kill() {
+        // nothing: closing is implCloseSelectableChannel's, and no JDK selector holds this channel
     }
 
     @Override

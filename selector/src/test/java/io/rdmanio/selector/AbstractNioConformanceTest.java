@@ -32,6 +32,7 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.FileChannel;
 import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetBoundException;
@@ -41,6 +42,9 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -1062,6 +1066,136 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
             return !in.hasRemaining();
         });
         assertArrayEquals(data, in.array());
+    }
+
+    // ------------------------------------------------------------------ FileChannel.transferTo and transferFrom
+
+    /** A temporary file holding {@code data}, open for reading and writing, deleted when closed. */
+    private FileChannel fileOf(byte[] data) throws IOException {
+        Path f = Files.createTempFile("rdmanio-transfer", ".bin");
+        Files.write(f, data);
+        return track(FileChannel.open(f, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                StandardOpenOption.DELETE_ON_CLOSE));
+    }
+
+    /** Reads {@code n} bytes from {@code ch} on another thread. */
+    private CompletableFuture<byte[]> readExactly(SocketChannel ch, int n) {
+        return start("transfer-reader", () -> {
+            ByteBuffer in = ByteBuffer.allocate(n);
+            while (in.hasRemaining()) {
+                if (ch.read(in) < 0) {
+                    throw new IOException("end of stream after " + in.position() + " of " + n);
+                }
+            }
+            return in.array();
+        }, new AtomicReference<>());
+    }
+
+    @Test
+    void fileTransferToAChannelIsByteExact() throws Exception {
+        // What Netty's DefaultFileRegion and Hadoop's shuffle server do: transferTo from a position, in a loop,
+        // small pieces (below the JDK's mapping threshold) and large ones (several 8 MiB mappings).
+        SocketChannel[] p = pair();
+        byte[] data = pattern((9 << 20) + 4099, 21);
+        FileChannel file = fileOf(data);
+        int from = 5;
+        CompletableFuture<byte[]> got = readExactly(p[1], data.length - from);
+        long pos = from;
+        assertEquals(1000, file.transferTo(pos, 1000, p[0]));
+        pos += 1000;
+        long first = file.transferTo(pos, Long.MAX_VALUE, p[0]);
+        if (provider() instanceof RdmaSelectorProvider) {
+            // The JDK trusts rdmanio's channel (it implements the JDK's selectable-channel interface): it hands it
+            // the file in mapped pieces of 8 MiB, one write each, not 8 KiB copies through a heap buffer.
+            assertEquals(8 << 20, first, "one mapped piece per call");
+        }
+        pos += first;
+        for (int i = 0; pos < data.length && i < 10_000; i++) {
+            long n = file.transferTo(pos, Long.MAX_VALUE, p[0]);
+            assertTrue(n > 0, "a blocking transfer moves bytes: " + n);
+            pos += n;
+        }
+        assertEquals(data.length, pos);
+        assertEquals(0, file.transferTo(data.length, 100, p[0]), "a transfer from the end of the file");
+        assertArrayEquals(Arrays.copyOfRange(data, from, data.length), await(got));
+        assertEquals(0, file.position(), "transferTo leaves the file's position alone");
+    }
+
+    @Test
+    void fileTransferToANonBlockingChannelMovesWhatFits() throws Exception {
+        SocketChannel[] p = pair();
+        p[0].configureBlocking(false);
+        byte[] data = pattern(48 << 20, 22);
+        FileChannel file = fileOf(data);
+        long sent = 0;
+        int zeros = 0;
+        // The reader is not reading: the window (a socket buffer, or a ring) fills, and then a transfer moves 0.
+        for (int i = 0; i < 100_000 && sent < data.length && zeros < 3; i++) {
+            long n = file.transferTo(sent, data.length - sent, p[0]);
+            assertTrue(n >= 0);
+            sent += n;
+            zeros = n == 0 ? zeros + 1 : 0;
+            if (n == 0) {
+                Thread.sleep(20);
+            }
+        }
+        assertTrue(zeros == 3 && sent > 0 && sent < data.length, "sent " + sent + " of " + data.length);
+        // The reader takes what was sent; the rest follows as the window returns.
+        CompletableFuture<byte[]> got = readExactly(p[1], data.length);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (sent < data.length) {
+            assertTrue(System.nanoTime() - deadline < 0, "sent " + sent + " of " + data.length);
+            long n = file.transferTo(sent, data.length - sent, p[0]);
+            sent += n;
+            if (n == 0) {
+                Thread.sleep(1);
+            }
+        }
+        assertArrayEquals(data, await(got));
+    }
+
+    @Test
+    void fileTransferToAClosedShutOrUnconnectedChannelFails() throws Exception {
+        byte[] data = pattern(64 << 10, 23);
+        FileChannel file = fileOf(data);
+        SocketChannel unconnected = client();
+        // JDK 17's TCP fails the sendfile(2) with an IOException; JDK 25's, and rdmanio's, NotYetConnectedException.
+        Exception e = assertThrows(Exception.class, () -> file.transferTo(0, data.length, unconnected));
+        assertTrue(e instanceof NotYetConnectedException || e instanceof IOException, e.toString());
+        SocketChannel[] p = pair();
+        p[0].shutdownOutput();
+        assertThrows(IOException.class, () -> file.transferTo(0, data.length, p[0]));
+        assertEquals(-1, p[1].read(ByteBuffer.allocate(16)), "nothing crossed after the shutdown");
+        p[0].close();
+        assertThrows(ClosedChannelException.class, () -> file.transferTo(0, data.length, p[0]));
+        assertEquals(0, file.position());
+    }
+
+    @Test
+    void fileTransferFromAChannelIsByteExact() throws Exception {
+        SocketChannel[] p = pair();
+        byte[] data = pattern((3 << 20) + 77, 24);
+        FileChannel file = fileOf(new byte[0]);
+        CompletableFuture<Object> writer = start("transfer-writer", () -> {
+            ByteBuffer out = ByteBuffer.wrap(data);
+            while (out.hasRemaining()) {
+                p[0].write(out);
+            }
+            p[0].shutdownOutput();
+            return null;
+        }, new AtomicReference<>());
+        long pos = 0;
+        for (int i = 0; pos < data.length && i < 100_000; i++) {
+            pos += file.transferFrom(p[1], pos, data.length - pos);
+        }
+        await(writer);
+        assertEquals(data.length, pos);
+        assertEquals(0, file.transferFrom(p[1], pos, 100), "at the end of the stream");
+        ByteBuffer back = ByteBuffer.allocate(data.length);
+        while (back.hasRemaining() && file.read(back, back.position()) > 0) {
+            // reads the file back
+        }
+        assertArrayEquals(data, back.array());
     }
 
     @Test
