@@ -1125,7 +1125,7 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
     void fileTransferToANonBlockingChannelMovesWhatFits() throws Exception {
         SocketChannel[] p = pair();
         p[0].configureBlocking(false);
-        byte[] data = pattern(48 << 20, 22);
+        byte[] data = pattern(16 << 20, 22);
         FileChannel file = fileOf(data);
         long sent = 0;
         int zeros = 0;
