@@ -1,13 +1,11 @@
 package io.rdmanio.examples.hadoop;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.io.BytesWritable;
@@ -29,8 +27,7 @@ import org.apache.hadoop.yarn.server.api.AuxiliaryLocalPathHandler;
  * The map side of a MapReduce job as a NodeManager holds it: the map outputs of {@link ShuffleJob}, written with
  * Hadoop's {@link IFile.Writer} and indexed with a {@link SpillRecord} where the NodeManager keeps them, served by
  * Hadoop's unmodified {@link ShuffleHandler}, started as the NodeManager starts an auxiliary service. Prints
- * {@code shuffle handler on 127.0.0.1:PORT} once it serves, then runs until stopped (or until its standard input
- * ends, for a launcher that holds it open).
+ * {@code shuffle handler on 127.0.0.1:PORT} once it serves, then runs until stopped (a TERM signal ends it normally).
  *
  * <pre>java MapSide WORK_DIR MAPS REDUCES RECORDS VALUE_BYTES</pre>
  *
@@ -83,13 +80,9 @@ public final class MapSide {
         System.out.println("shuffle handler on 127.0.0.1:" + port);
         System.out.flush();
 
-        // Runs until stopped; a closed standard input stops it too.
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-            while (in.readLine() != null) {
-                // nothing is read from the launcher but the end of the stream
-            }
-        }
-        handler.stop();
+        // Runs until stopped, as a NodeManager does; the service stops with the JVM.
+        Runtime.getRuntime().addShutdownHook(new Thread(handler::stop, "shuffle-handler-stop"));
+        new CountDownLatch(1).await();
     }
 
     /** Writes one map's output, all reduces' partitions in one file, as a map task's final spill does. */

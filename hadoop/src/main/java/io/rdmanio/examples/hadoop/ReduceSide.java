@@ -10,6 +10,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocalDirAllocator;
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.mapred.Counters;
+import org.apache.hadoop.mapred.InputSplit;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.MROutputFiles;
 import org.apache.hadoop.mapred.RawKeyValueIterator;
@@ -94,7 +95,7 @@ public final class ReduceSide {
         mapOutputFile.setConf(conf);
         ShuffleConsumerPlugin.Context<BytesWritable, BytesWritable> context = new ShuffleConsumerPlugin.Context<>(
                 reduceId, conf, FileSystem.getLocal(conf), umbilical.umbilical(), new LocalDirAllocator(MRConfig.LOCAL_DIR),
-                Reporter.NULL, null, null, null, new Counters.Counter(), new Counters.Counter(),
+                new TaskReporter(), null, null, null, new Counters.Counter(), new Counters.Counter(),
                 new Counters.Counter(), shuffledBytes, new Counters.Counter(), new Counters.Counter(),
                 new ReduceStatus(reduceId), copyPhase, mergePhase, task, mapOutputFile, null);
 
@@ -146,6 +147,52 @@ public final class ReduceSide {
             throw new IOException("reduce " + reduce + ": " + n + " records, expected " + job.recordsPerReduce());
         }
         return n;
+    }
+
+    /**
+     * The task's reporter, with counters: the fetchers count their errors in it ({@code Reporter.NULL} has none, and
+     * a fetcher's first I/O error would end in a NullPointerException instead of a retry).
+     */
+    private static final class TaskReporter implements Reporter {
+        private final Counters counters = new Counters();
+
+        @Override
+        public void setStatus(String status) {
+        }
+
+        @Override
+        public Counters.Counter getCounter(Enum<?> name) {
+            return counters.findCounter(name);
+        }
+
+        @Override
+        public Counters.Counter getCounter(String group, String name) {
+            return counters.findCounter(group, name);
+        }
+
+        @Override
+        public void incrCounter(Enum<?> key, long amount) {
+            counters.incrCounter(key, amount);
+        }
+
+        @Override
+        public void incrCounter(String group, String counter, long amount) {
+            counters.incrCounter(group, counter, amount);
+        }
+
+        @Override
+        public InputSplit getInputSplit() {
+            throw new UnsupportedOperationException("a reduce task has no input split");
+        }
+
+        @Override
+        public float getProgress() {
+            return 0;
+        }
+
+        @Override
+        public void progress() {
+        }
     }
 
     /** The reduce task's status, as the task keeps it for its ApplicationMaster; no fetch failure is expected. */

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Assumptions;
 /**
  * One side of the shuffle in a JVM of its own, started as a user would: {@code java [-javaagent:rdmanio-agent.jar=...]
  * @hadoop/java17.args -cp target/classes:target/lib/* MAIN ARGS}. Output goes to files, so a chatty child never
- * blocks on a full pipe; standard input stays open until {@link #stop}, which is how {@link MapSide} is told to end.
+ * blocks on a full pipe.
  */
 final class ShuffleJvm {
 
@@ -103,10 +103,13 @@ final class ShuffleJvm {
         return Files.readString(out);
     }
 
-    /** Closes the child's standard input, which ends {@link MapSide} normally (its stats file is written then). */
-    String stop() throws IOException, InterruptedException {
-        process.getOutputStream().close();
-        return await();
+    /** Ends a child that runs until stopped ({@link MapSide}) with a TERM; its shutdown hooks write the stats file. */
+    void stop() throws IOException, InterruptedException {
+        process.destroy();
+        if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            fail("the child did not stop within " + TIMEOUT_SECONDS + " s" + describe());
+        }
     }
 
     void kill() throws InterruptedException {
