@@ -21,6 +21,9 @@
 #   benchmarks/bench.sh --file [N]
 #                                   a 256 MiB file sent with FileChannel.transferTo, TCP (sendfile) then shm, in N
 #                                   pairs (default 3), 5 rounds per run with the first left out
+#   benchmarks/bench.sh --shuffle [N]
+#                                   Hadoop's MapReduce shuffle (ShuffleHandler, a reduce task's Shuffle; 4 maps x 4
+#                                   reduces, 32 MiB per reduce) in N pairs (default 3), TCP then shm: fetch MB/s
 #   ... --transports tcp,disni      (after --quick or alone) only these transports; tcp is always one of them
 #
 # Builds the agent jar and the benchmarks jar first when they are missing or older than the sources.
@@ -34,8 +37,8 @@ agent_jar="$root/selector/target/rdmanio-agent.jar"
 
 mode=full
 case "${1:-}" in
-  --quick|--profile|--plots|--scale|--startup|--pairs|--vthreads|--file) mode="${1#--}"; shift ;;
-  -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+  --quick|--profile|--plots|--scale|--startup|--pairs|--vthreads|--file|--shuffle) mode="${1#--}"; shift ;;
+  -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
 esac
 extra=()
 if [[ $mode == pairs ]]; then
@@ -52,6 +55,15 @@ if [[ $mode == pairs ]]; then
   fi
   [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --pairs (expected [N] [--contend M])" >&2; exit 2; }
   CONTEND="$contend" exec "$root/examples/bin/shm-vs-tcp.sh" 2 "$pairs"
+fi
+if [[ $mode == shuffle ]]; then
+  pairs=3
+  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+    pairs="$1"
+    shift
+  fi
+  [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --shuffle (expected [N])" >&2; exit 2; }
+  exec "$root/examples/bin/hadoop-shuffle-demo.sh" --pairs "$pairs"
 fi
 if [[ $mode == scale ]]; then
   extra=("$@")
