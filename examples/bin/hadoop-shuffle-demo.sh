@@ -87,7 +87,8 @@ if (( pairs == 0 )); then
     exit 0
 fi
 
-echo "==> $pairs pairs of the Hadoop shuffle, 4 maps x 4 reduces, 32 MiB per reduce: TCP, then shm (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "==> $pairs pairs of the Hadoop shuffle, 4 maps x 4 reduces, 32 MiB per reduce: TCP, then shm" \
+    "(load: $(cut -d' ' -f1-3 /proc/loadavg))"
 for ((i = 1; i <= pairs; i++)); do
     shuffle_run "$WORK/tcp-$i" tcp 4 4 8192 1000 || exit 1
     shuffle_run "$WORK/shm-$i" shm 4 4 8192 1000 || exit 1

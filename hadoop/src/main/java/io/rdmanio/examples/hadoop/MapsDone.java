@@ -39,7 +39,7 @@ final class MapsDone {
         return List.copyOf(errors);
     }
 
-    /** The umbilical itself: a proxy, as the task's RPC client is (some of the protocol's types are package-private). */
+    /** The umbilical itself: a proxy, as the task's RPC client is (some of the protocol's types are not public). */
     TaskUmbilicalProtocol umbilical() {
         return (TaskUmbilicalProtocol) Proxy.newProxyInstance(TaskUmbilicalProtocol.class.getClassLoader(),
                 new Class<?>[] {TaskUmbilicalProtocol.class}, this::invoke);

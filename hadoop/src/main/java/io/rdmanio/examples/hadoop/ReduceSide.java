@@ -94,7 +94,8 @@ public final class ReduceSide {
         MROutputFiles mapOutputFile = new MROutputFiles();
         mapOutputFile.setConf(conf);
         ShuffleConsumerPlugin.Context<BytesWritable, BytesWritable> context = new ShuffleConsumerPlugin.Context<>(
-                reduceId, conf, FileSystem.getLocal(conf), umbilical.umbilical(), new LocalDirAllocator(MRConfig.LOCAL_DIR),
+                reduceId, conf, FileSystem.getLocal(conf), umbilical.umbilical(),
+                new LocalDirAllocator(MRConfig.LOCAL_DIR),
                 new TaskReporter(), null, null, null, new Counters.Counter(), new Counters.Counter(),
                 new Counters.Counter(), shuffledBytes, new Counters.Counter(), new Counters.Counter(),
                 new ReduceStatus(reduceId), copyPhase, mergePhase, task, mapOutputFile, null);

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 class HadoopShuffleTest {
 
     private static final ShuffleJob JOB = new ShuffleJob(4, 3, 2000, 200);
-    /** The NodeManager binds the wildcard address ({@code new InetSocketAddress(port)}), which a rule for 0.0.0.0 names. */
+    /** ShuffleHandler binds the wildcard address ({@code new InetSocketAddress(port)}): a rule for 0.0.0.0 names it. */
     private static final String RULES = "bind 0.0.0.0 *\nconnect 127.0.0.1 *\n";
 
     @BeforeEach
