@@ -26,7 +26,7 @@ fi
 major="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)"
 if (( ${major:-0} >= 23 )); then
     echo "==> skipped: Hadoop 3.4 does not run on JDK $major (Subject.getSubject is not supported, HADOOP-19212);"
-    echo "    put a JDK 17 or 21 first on PATH"
+    echo "    put a JDK 17 first on PATH"
     exit 0
 fi
 
