@@ -3,8 +3,11 @@ package io.rdmanio.selector;
 import io.rdmanio.core.Logs;
 import io.rdmanio.selector.config.RoutedApis;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketImpl;
+import java.net.SocketImplFactory;
 import org.slf4j.Logger;
 
 /**
@@ -13,14 +16,20 @@ import org.slf4j.Logger;
  * application runs; only when the rules can route something (a program whose rules route nothing keeps the JDK's
  * implementations untouched) and {@code rdmanio.javaNet} is not {@code false}.
  *
- * <p>The factories can be set once per JVM: an application that sets its own afterwards gets java.net's
- * "factory already defined" (run it with {@code -Drdmanio.javaNet=false}); one that set its own first keeps it,
- * and the log says that java.net is then not routed. Thread-safe (called once).
+ * <p>java.net takes one factory per JVM. An application that sets its own afterwards gets it: the agent's
+ * rewrite of the setters ({@code FactoryHandover}) has rdmanio's factory step aside first ({@link RoutingFactory#run}),
+ * the sockets made before stay as they were, and the log and the stats say that java.net is no longer routed. Where
+ * that rewrite is not possible the setter refuses as the JDK's does ("factory already defined"; run such an
+ * application with {@code -Drdmanio.javaNet=false}). One that set its own first keeps it, and the log says that
+ * java.net is then not routed. Thread-safe (called once).
  */
 public final class JavaNetRouting {
 
     /** The property that turns java.net routing off ({@code false}); on by default. */
     public static final String PROPERTY = "rdmanio.javaNet";
+
+    /** The class of rdmanio's factories, by which the rewritten setters recognise them. */
+    public static final String FACTORY_CLASS = RoutingFactory.class.getName();
 
     private static final Logger LOG = Logs.get("io.rdmanio.routing");
 
@@ -45,7 +54,7 @@ public final class JavaNetRouting {
             return false;
         }
         try {
-            Socket.setSocketImplFactory(() -> new RoutingSocketImpl(provider, false));
+            Socket.setSocketImplFactory(new RoutingFactory(provider, false));
         } catch (IOException e) {
             String state = "not routed: the application (or another agent) installed its own SocketImplFactory";
             RoutedApis.javaNet(state);
@@ -54,7 +63,7 @@ public final class JavaNetRouting {
             return false;
         }
         try {
-            ServerSocket.setSocketFactory(() -> new RoutingSocketImpl(provider, true));
+            ServerSocket.setSocketFactory(new RoutingFactory(provider, true));
         } catch (IOException e) {
             // Clients are routed and servers cannot be: a routed client still reaches NIO servers, and a server
             // socket accepts with its own factory's sockets. Say so rather than undo the client factory (java.net
@@ -67,5 +76,62 @@ public final class JavaNetRouting {
         }
         RoutedApis.javaNet("routed");
         return true;
+    }
+
+    /**
+     * Notes whether the agent could rewrite java.net's factory setters ({@code FactoryHandover}); without, an
+     * application's own factory is refused as the JDK refuses a second one.
+     */
+    public static void handover(boolean rewritten) {
+        if (!rewritten) {
+            LOG.info("rdmanio: this JVM does not let the agent rewrite java.net's factory setters: an application that"
+                + " installs its own SocketImplFactory gets \"factory already defined\" (run it with -D{}=false)",
+                PROPERTY);
+        }
+    }
+
+    /**
+     * rdmanio's factory for java.net's client or server sockets. {@link #run} is its handover: called by the
+     * rewritten setter when the application installs a factory of its own, it clears java.net's field so that the
+     * setter installs the application's, and says that java.net is no longer routed.
+     */
+    static final class RoutingFactory implements SocketImplFactory, Runnable {
+
+        private final RdmaSelectorProvider provider;
+        private final boolean server;
+
+        RoutingFactory(RdmaSelectorProvider provider, boolean server) {
+            this.provider = provider;
+            this.server = server;
+        }
+
+        @Override
+        public SocketImpl createSocketImpl() {
+            return new RoutingSocketImpl(provider, server);
+        }
+
+        /** Runs inside {@code Socket.setSocketImplFactory} (or ServerSocket's), holding that class's lock. */
+        @Override
+        public void run() {
+            Class<?> owner = server ? ServerSocket.class : Socket.class;
+            try {
+                Field field = owner.getDeclaredField("factory");
+                field.setAccessible(true);
+                if (field.get(null) != this) {
+                    return;
+                }
+                field.set(null, null);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                // The setter then refuses the application's factory, as the JDK's does.
+                LOG.warn("rdmanio: cannot hand java.net's {} factory over to the application's: {}",
+                    server ? "server socket" : "socket", e.toString());
+                return;
+            }
+            String state = "not routed from now on: the application installed its own "
+                + (server ? "server socket factory (ServerSocket.setSocketFactory)"
+                    : "socket factory (Socket.setSocketImplFactory)") + "; sockets made before stay as they were";
+            RoutedApis.javaNet(state);
+            LOG.warn("rdmanio: java.net {} is {}", server ? "ServerSocket" : "Socket", state);
+        }
     }
 }

@@ -65,7 +65,10 @@ public final class RdmanioAgent {
         ConfigLoader.load();
         installProvider();
         // java.net's Socket and ServerSocket (and HttpURLConnection) under the same rules as NIO channels.
-        JavaNetRouting.install((RdmaSelectorProvider) SelectorProvider.provider());
+        if (JavaNetRouting.install((RdmaSelectorProvider) SelectorProvider.provider())) {
+            // An application that sets its own java.net factory afterwards gets it (rdmanio's steps aside).
+            JavaNetRouting.handover(FactoryHandover.install(inst));
+        }
         // NIO.2's asynchronous channels too.
         RdmaAsynchronousChannelProvider.install((RdmaSelectorProvider) SelectorProvider.provider());
         // Programs whose Netty picks a native transport never reach the provider: say so when one loads.
