@@ -1,5 +1,8 @@
 package io.rdmanio.selector.config;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 /**
  * Which of the JDK's socket APIs the agent put under the rules in this process, for the stats file: NIO channels
  * always (the provider is rdmanio's); java.net and NIO.2 as their installers found them ({@code routed}, or
@@ -38,6 +41,15 @@ public final class RoutedApis {
 
     public static void asyncChannels(String state) {
         asyncChannels = state;
+    }
+
+    /** {@code nio}, {@code javaNet} and {@code asyncChannels} to their states, in that order. */
+    static Map<String, String> states() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("nio", "routed");
+        m.put("javaNet", javaNet);
+        m.put("asyncChannels", asyncChannels);
+        return m;
     }
 
     static String javaNet() {

@@ -97,7 +97,7 @@ public final class StatsCommand {
             for (javax.management.Attribute attr : server.getAttributes(name, new String[] {"Fabric", "Rules",
                 "OpenConnectionsByFabric", "ConnectionsByFabric", "BytesByFabric", "TcpConnections", "TcpBytes",
                 "Fallbacks", "FallbackReasons", "CreditStalls", "ReceiverNotReady", "BypassedTransports",
-                "Connections"}).asList()) {
+                "RoutedApis", "Connections"}).asList()) {
                 a.put(attr.getName(), map(attr.getValue()));
             }
         } catch (InstanceNotFoundException e) {
@@ -118,6 +118,7 @@ public final class StatsCommand {
             a.get("TcpBytes"), a.get("Fallbacks"), a.get("FallbackReasons"));
         out.printf(Locale.ROOT, "  credit stalls: %s; receiver not ready: %s; bypassed native transports: %s%n",
             a.get("CreditStalls"), a.get("ReceiverNotReady"), a.get("BypassedTransports"));
+        out.printf(Locale.ROOT, "  routed APIs: %s%n", a.get("RoutedApis"));
         CompositeData[] rows = (CompositeData[]) a.get("Connections");
         table(rows == null ? new CompositeData[0] : rows, out);
         return 0;

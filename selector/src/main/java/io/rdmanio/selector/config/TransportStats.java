@@ -168,6 +168,11 @@ public final class TransportStats implements TransportStatsMXBean {
     }
 
     @Override
+    public Map<String, String> getRoutedApis() {
+        return RoutedApis.states();
+    }
+
+    @Override
     public ConnectionRow[] getConnections() {
         List<ConnectionRow> rows = new ArrayList<>();
         for (Map.Entry<String, Engine> e : FabricChoice.usedEngines().entrySet()) {

@@ -53,6 +53,12 @@ public interface TransportStatsMXBean {
     Map<String, String> getBypassedTransports();
 
     /**
+     * Which JDK socket APIs follow the rules ({@code nio}, {@code javaNet}, {@code asyncChannels}) and, for those
+     * that do not, why: the same states as the stats file's {@code routedApis}.
+     */
+    Map<String, String> getRoutedApis();
+
+    /**
      * The connection table: one row per fabric connection of every engine used in this process (open, or closed
      * and still delivering), oldest first per engine.
      */

@@ -116,6 +116,8 @@ class StatsCommandTest {
             String out = run.out();
             assertTrue(out.contains("rdmanio in process " + child.pid() + ": fabric=loopback, rules=" + rules), out);
             assertTrue(out.contains("open fabric connections: {loopback=2}"), out);
+            // Which JDK socket APIs follow the rules: NIO always; java.net and NIO.2 only with the agent.
+            assertTrue(out.contains("routed APIs: {asyncChannels=not routed") && out.contains("nio=routed}"), out);
             assertTrue(out.contains("2 fabric connections:"), out);
             List<String> rows = out.lines().filter(l -> l.trim().startsWith("loopback ")).toList();
             assertEquals(2, rows.size(), out);
