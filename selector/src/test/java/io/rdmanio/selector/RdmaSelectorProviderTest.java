@@ -15,6 +15,8 @@ import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.Pipe;
+import java.nio.channels.IllegalSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
@@ -40,6 +42,30 @@ class RdmaSelectorProviderTest extends NioTestSupport {
         SelectorProvider jdk = RdmaSelectorProvider.jdkProvider();
         assertTrue(jdk.getClass().getName().startsWith("sun.nio.ch."), jdk.getClass().getName());
         assertSame(jdk, RdmaSelectorProvider.jdkProvider());
+    }
+
+    @Test
+    void aJdkSelectorRefusesAnRdmanioChannelAndGoesOn() throws Exception {
+        // rdmanio's socket channel is one of the JDK's selectable channels to FileChannel.transferTo (its mapped
+        // path); a JDK selector it is registered with by mistake refuses it at its first select, as it refuses any
+        // other provider's channel (at register), and keeps serving its own channels.
+        SocketChannel[] p = pair();
+        p[0].configureBlocking(false);
+        Pipe pipe = RdmaSelectorProvider.jdkProvider().openPipe();
+        track(pipe.source());
+        track(pipe.sink());
+        try (Selector jdk = RdmaSelectorProvider.jdkProvider().openSelector()) {
+            p[0].register(jdk, SelectionKey.OP_READ);
+            assertThrows(IllegalSelectorException.class, jdk::selectNow);
+            pipe.source().configureBlocking(false);
+            SelectionKey key = pipe.source().register(jdk, SelectionKey.OP_READ);
+            pipe.sink().write(ByteBuffer.wrap(new byte[] {7}));
+            assertEquals(1, jdk.select(5000), "the JDK selector still serves its own channels");
+            assertTrue(key.isReadable());
+            p[0].close();
+            jdk.selectNow();
+        }
+        p[1].write(ByteBuffer.wrap(new byte[] {1}));
     }
 
     @Test
