@@ -1,0 +1,65 @@
+package io.rdmanio.core.fabric.disni;
+
+import static io.rdmanio.core.fabric.Completions.REM_ACCESS_ERR;
+import static io.rdmanio.core.fabric.Completions.REM_INV_REQ_ERR;
+import static io.rdmanio.core.fabric.Completions.REM_OP_ERR;
+
+import io.rdmanio.core.fabric.AbstractFabricConformanceTest;
+import io.rdmanio.core.fabric.Fabric;
+import io.rdmanio.core.fabric.Fabrics;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The fabric conformance suite on the disni fabric, over a real verbs device (soft-RoCE in the test VM): two fabric
+ * instances of this JVM, each with its own device context and protection domain. Skipped where no RDMA device
+ * exists, with the provider's reason.
+ */
+class DisniFabricConformanceTest extends AbstractFabricConformanceTest {
+
+    private static InetAddress address;
+
+    @BeforeAll
+    static void assumeDevice() throws IOException {
+        Rdma.assumeDevice();
+        try (DisniFabric fabric = (DisniFabric) Fabrics.open("disni", Map.of())) {
+            address = fabric.deviceAddress();
+        }
+    }
+
+    @Override
+    protected Fabric open() throws IOException {
+        return Fabrics.open("disni", Map.of());
+    }
+
+    @Override
+    protected InetAddress listenAddress() {
+        return address;
+    }
+
+    @Override
+    protected long receiverNotReadyCount(Fabric fabric) {
+        return ((DisniFabric) fabric).receiverNotReadyCount();
+    }
+
+    /** The device's error completion ends the connection through rdma_disconnect; the CM event says only that. */
+    @Override
+    protected boolean disconnectNamesTheFailure() {
+        return false;
+    }
+
+    /** The device NAKs the sender after its RNR retries; the receiver sees only the disconnect. */
+    @Override
+    protected boolean receiverSeesReceiverNotReady() {
+        return false;
+    }
+
+    /** A responder's NAK for a bad rkey or range may surface as any of these (as DisniFabricTest has long allowed). */
+    @Override
+    protected Set<Integer> remoteAccessStatuses() {
+        return Set.of(REM_ACCESS_ERR, REM_INV_REQ_ERR, REM_OP_ERR);
+    }
+}
