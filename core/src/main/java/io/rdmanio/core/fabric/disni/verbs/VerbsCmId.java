@@ -216,6 +216,7 @@ final class VerbsCmId implements CmId {
             }
             qp.postSetupSend(SetupDescriptor.ACCEPT, data);
             state = CONNECTED;
+            qp.markEstablished();
             leavePending();
             endSetup();
             channel.post(new CmEvent(CmEvent.Type.ESTABLISHED, this, null, EMPTY, null));
@@ -474,6 +475,7 @@ final class VerbsCmId implements CmId {
                 target = listener.channel;
             } else if (state == AWAITING_VERDICT && kind == SetupDescriptor.ACCEPT) {
                 state = CONNECTED;
+                qp.markEstablished();
                 endSetup();
                 event = new CmEvent(CmEvent.Type.ESTABLISHED, this, null, SetupDescriptor.data(buffer, 0), null);
                 target = channel;
