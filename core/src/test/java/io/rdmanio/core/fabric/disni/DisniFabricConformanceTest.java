@@ -51,9 +51,9 @@ class DisniFabricConformanceTest extends AbstractFabricConformanceTest {
         return false;
     }
 
-    /** The device NAKs the sender after its RNR retries; the receiver sees only the disconnect. */
+    /** The device NAKs the requester (after its RNR retries, for a missing receive); the peer sees a disconnect. */
     @Override
-    protected boolean receiverSeesReceiverNotReady() {
+    protected boolean peerLearnsTheFailure() {
         return false;
     }
 
