@@ -341,7 +341,7 @@ public abstract class AbstractFabricConformanceTest {
         Link link = connected(new Options().serverReceives(2, 1024));
         // Larger than a device's path MTU: the write travels as several packets and completes once.
         int length = 20_000;
-        int at = 40_000;
+        int at = 40_123;
         fill(link.clientMr, 10, length, 5);
         link.clientQp.postWriteWithImm(9, link.clientMr, 10, length, link.serverMr.address() + at,
             link.serverMr.rkey(), 0xCAFE_F00D, SIGNALED);
