@@ -23,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -215,6 +216,19 @@ public abstract class AbstractFabricConformanceTest {
         assertEquals(0, rejected.privateData().remaining(), "a refusal by the fabric carries no private data");
         assertTrue(rejected.reason().contains("closed"), rejected.reason());
         assertNull(link.serverEvents.poll(), "the closed listener reports nothing more");
+    }
+
+    @Test
+    void bindingAnAddressInUseThrowsBindExceptionUntilItsHolderCloses() throws IOException {
+        Link link = new Link(new Options());
+        InetSocketAddress taken = link.listener.localAddress();
+        CmId other = clientFabric().createId(link.clientEvents);
+        BindException e = assertThrows(BindException.class, () -> other.bind(taken));
+        assertTrue(e.getMessage().contains(taken.toString()), e.getMessage());
+        link.listener.close();
+        other.bind(taken);
+        assertEquals(taken, other.localAddress());
+        other.listen(1);
     }
 
     @Test
