@@ -1,5 +1,8 @@
 package io.rdmanio.core.fabric.disni;
 
+import static io.rdmanio.core.fabric.Completions.LOC_LEN_ERR;
+import static io.rdmanio.core.fabric.Completions.LOC_PROT_ERR;
+import static io.rdmanio.core.fabric.Completions.LOC_QP_OP_ERR;
 import static io.rdmanio.core.fabric.Completions.REM_ACCESS_ERR;
 import static io.rdmanio.core.fabric.Completions.REM_INV_REQ_ERR;
 import static io.rdmanio.core.fabric.Completions.REM_OP_ERR;
@@ -57,9 +60,29 @@ class DisniFabricConformanceTest extends AbstractFabricConformanceTest {
         return false;
     }
 
-    /** A responder's NAK for a bad rkey or range may surface as any of these (as DisniFabricTest has long allowed). */
+    /**
+     * What soft-RoCE reports in the place of the SPI's status, passed on unchanged by the fabric (seen in the VM): an
+     * lkey that names no valid region of the protection domain (another fabric's, a deregistered one) is a local
+     * queue-pair operation error, and so is a message larger than the receive at the responder; a responder's NAK
+     * for a bad rkey or range may surface at the requester as any remote error (as DisniFabricTest has long allowed).
+     */
     @Override
-    protected Set<Integer> remoteAccessStatuses() {
-        return Set.of(REM_ACCESS_ERR, REM_INV_REQ_ERR, REM_OP_ERR);
+    protected Set<Integer> statusesFor(int expected) {
+        switch (expected) {
+            case LOC_PROT_ERR:
+            case LOC_LEN_ERR:
+                return Set.of(expected, LOC_QP_OP_ERR);
+            case REM_ACCESS_ERR:
+            case REM_INV_REQ_ERR:
+                return Set.of(REM_ACCESS_ERR, REM_INV_REQ_ERR, REM_OP_ERR);
+            default:
+                return Set.of(expected);
+        }
+    }
+
+    /** The device takes the oldest posted receive for a write with immediate before it checks the rkey and range. */
+    @Override
+    protected boolean responderTakesAReceiveForAFailedWrite() {
+        return true;
     }
 }
