@@ -45,10 +45,12 @@ import org.junit.jupiter.api.Test;
  * listener binds ({@link #listenAddress()}). Nothing here names a fabric's own classes: a case that a fabric cannot
  * hold is overridden in its subclass, disabled with the reason, and reported.
  *
- * <p>The cases: connection-manager events and their private data; regions and keys; receives consumed one per
- * message, in order; strictness (no posted receive, too small a receive, a bad key or range, a post on a queue pair
- * that is not connected, in error or destroyed), each an error completion or an exception whose message names the
- * rule, as a verbs device reports it; completion order; flushing of posted work when the connection ends; notifiers.
+ * <p>The cases: connection-manager events and their private data; binding; regions and keys; receives consumed one
+ * per message, in order; strictness (no posted receive, too small a receive, a bad key or range, a post on a queue
+ * pair that is not connected, in error or destroyed), each an error completion or an exception whose message names
+ * the rule, as a verbs device reports it; completion order; flushing of posted work when the connection ends;
+ * notifiers. Where a device reports a rule's failure with another status than the SPI names, the fabric's subclass
+ * says so through {@link #statusesFor} and the other hooks below.
  * Events and completions may arrive asynchronously (shm's watcher thread, a device): every wait is bounded, and no
  * case asserts a time.
  */
