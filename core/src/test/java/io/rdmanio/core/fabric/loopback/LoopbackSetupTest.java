@@ -17,78 +17,13 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
+/**
+ * Connection setup as only the loopback fabric has it: one address space per JVM, wildcard listeners, the backlog.
+ * What every fabric must do is in {@link LoopbackFabricConformanceTest}.
+ */
 class LoopbackSetupTest {
-
-    private static ByteBuffer text(String s) {
-        return ByteBuffer.wrap(s.getBytes(StandardCharsets.US_ASCII));
-    }
-
-    private static String text(ByteBuffer b) {
-        byte[] bytes = new byte[b.remaining()];
-        b.duplicate().get(bytes);
-        return new String(bytes, StandardCharsets.US_ASCII);
-    }
-
-    @Test
-    void acceptEstablishesBothSidesAndCarriesPrivateData() throws IOException {
-        try (Link link = Link.unconnected(new Link.Options())) {
-            link.client.connect(link.listener.localAddress(), text("hello"));
-            CmEvent request = expect(link.serverEvents, CmEvent.Type.CONNECT_REQUEST);
-            assertEquals("hello", text(request.privateData()));
-            assertTrue(request.privateData().isReadOnly());
-            assertEquals(link.listener, request.listenId());
-            CmId child = request.id();
-            assertEquals(link.client.localAddress(), child.remoteAddress());
-            assertEquals(link.listener.localAddress(), child.localAddress());
-            child.createQueuePair(link.config(link.serverSendCq, link.serverRecvCq));
-            child.accept(text("welcome"));
-            CmEvent serverSide = expect(link.serverEvents, CmEvent.Type.ESTABLISHED);
-            assertEquals(child, serverSide.id());
-            CmEvent clientSide = expect(link.clientEvents, CmEvent.Type.ESTABLISHED);
-            assertEquals(link.client, clientSide.id());
-            assertEquals("welcome", text(clientSide.privateData()));
-            assertEquals(link.listener.localAddress(), link.client.remoteAddress());
-            assertEquals(InetAddress.getLoopbackAddress(), link.client.localAddress().getAddress());
-            assertNotEquals(0, link.client.localAddress().getPort());
-        }
-    }
-
-    @Test
-    void rejectCarriesPrivateDataToTheClient() throws IOException {
-        try (Link link = Link.requested(new Link.Options(), text("let me in"))) {
-            link.server.reject(text("go away"));
-            CmEvent rejected = expect(link.clientEvents, CmEvent.Type.REJECTED);
-            assertEquals("go away", text(rejected.privateData()));
-            assertThrows(FabricException.class, () -> link.server.accept(null), "accept after reject");
-        }
-    }
-
-    @Test
-    void privateDataOverTheLimitThrows() throws IOException {
-        try (Link link = Link.unconnected(new Link.Options())) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> link.client.connect(link.listener.localAddress(), ByteBuffer.allocate(CmId.MAX_PRIVATE_DATA + 1)));
-            assertTrue(e.getMessage().contains("56"), e.getMessage());
-            link.client.connect(link.listener.localAddress(), ByteBuffer.allocate(CmId.MAX_PRIVATE_DATA));
-            expect(link.serverEvents, CmEvent.Type.CONNECT_REQUEST);
-        }
-    }
-
-    @Test
-    void connectWithoutListenerIsRejectedWithEmptyPrivateData() throws IOException {
-        try (Link link = Link.unconnected(new Link.Options())) {
-            InetSocketAddress nowhere = new InetSocketAddress(InetAddress.getLoopbackAddress(), 1);
-            link.client.connect(nowhere, text("anyone?"));
-            CmEvent rejected = expect(link.clientEvents, CmEvent.Type.REJECTED);
-            assertEquals(0, rejected.privateData().remaining());
-            assertEquals("connection refused: no listener at " + nowhere + " on the loopback fabric",
-                rejected.reason());
-        }
-    }
 
     @Test
     void bindingAnAddressInUseThrowsBindException() throws IOException {
@@ -185,19 +120,6 @@ class LoopbackSetupTest {
     }
 
     @Test
-    void disconnectGivesBothSidesDisconnected() throws IOException {
-        try (Link link = Link.connected()) {
-            link.client.disconnect();
-            expect(link.clientEvents, CmEvent.Type.DISCONNECTED);
-            expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
-            assertTrue(link.clientQp.isError());
-            assertTrue(link.serverQp.isError());
-            link.server.disconnect();
-            assertNull(link.serverEvents.poll(), "a second disconnect reports nothing");
-        }
-    }
-
-    @Test
     void closingAConnectedIdDisconnectsThePeerAndFreesTheAddress() throws IOException {
         try (Link link = Link.connected()) {
             InetSocketAddress clientAddress = link.client.localAddress();
@@ -208,15 +130,6 @@ class LoopbackSetupTest {
             CmId reuse = link.clientFabric.createId(link.clientEvents);
             reuse.bind(clientAddress);
             assertEquals(clientAddress, reuse.localAddress());
-        }
-    }
-
-    @Test
-    void unresolvedAddressIsUnreachable() throws IOException {
-        try (Link link = Link.unconnected(new Link.Options())) {
-            link.client.connect(InetSocketAddress.createUnresolved("no-such-host.invalid", 7), null);
-            CmEvent event = expect(link.clientEvents, CmEvent.Type.UNREACHABLE);
-            assertTrue(event.reason().contains("no-such-host.invalid"), event.reason());
         }
     }
 

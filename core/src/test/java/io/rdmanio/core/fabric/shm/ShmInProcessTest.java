@@ -1,18 +1,14 @@
 package io.rdmanio.core.fabric.shm;
 
-import static io.rdmanio.core.fabric.shm.ShmTestSupport.expect;
 import static io.rdmanio.core.fabric.shm.ShmTestSupport.pollExactly;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.Completions;
-import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.fabric.MemoryRegion;
@@ -25,7 +21,6 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -34,18 +29,12 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** The shm fabric with both ends in this JVM (two fabrics on one directory): setup, data and every rule. */
+/**
+ * The shm fabric with both ends in this JVM (two fabrics on one directory): what is its own (availability, binding
+ * over stale sockets, inline sends, local-only registration, queue depth, the doorbell, file modes, users and
+ * hosts). What every fabric must do is in {@link ShmFabricConformanceTest}.
+ */
 class ShmInProcessTest extends WithShmDirectory {
-
-    private static ByteBuffer ascii(String s) {
-        return ByteBuffer.wrap(s.getBytes(StandardCharsets.US_ASCII));
-    }
-
-    private static String ascii(ByteBuffer b) {
-        byte[] bytes = new byte[b.remaining()];
-        b.duplicate().get(bytes);
-        return new String(bytes, StandardCharsets.US_ASCII);
-    }
 
     @Test
     void providerIsFoundAndAvailable() throws IOException {
@@ -88,42 +77,6 @@ class ShmInProcessTest extends WithShmDirectory {
     }
 
     @Test
-    void acceptCarriesPrivateDataBothWays() throws IOException {
-        try (ShmPair pair = new ShmPair(dir, 8)) {
-            CmEvent request = pair.request(ascii("hello"));
-            assertEquals("hello", ascii(request.privateData()));
-            assertEquals(pair.listener, request.listenId());
-            pair.accept(ascii("welcome"), 2, 64);
-            CmEvent established = expect(pair.clientEvents, CmEvent.Type.ESTABLISHED);
-            assertEquals("welcome", ascii(established.privateData()));
-            expect(pair.serverEvents, CmEvent.Type.ESTABLISHED);
-            assertEquals(pair.listener.localAddress(), pair.client.remoteAddress());
-            assertEquals(pair.client.localAddress(), pair.server.remoteAddress());
-        }
-    }
-
-    @Test
-    void rejectCarriesPrivateData() throws IOException {
-        try (ShmPair pair = new ShmPair(dir, 8)) {
-            pair.request(null);
-            pair.server.reject(ascii("go away"));
-            CmEvent rejected = expect(pair.clientEvents, CmEvent.Type.REJECTED);
-            assertEquals("go away", ascii(rejected.privateData()));
-        }
-    }
-
-    @Test
-    void connectWithoutListenerIsRejectedNamingTheAddress() throws IOException {
-        try (ShmPair pair = new ShmPair(dir, 8)) {
-            InetSocketAddress nowhere = new InetSocketAddress(InetAddress.getLoopbackAddress(), 1);
-            pair.client.connect(nowhere, null);
-            CmEvent rejected = expect(pair.clientEvents, CmEvent.Type.REJECTED);
-            assertEquals(0, rejected.privateData().remaining());
-            assertTrue(rejected.reason().contains(nowhere.toString()), rejected.reason());
-        }
-    }
-
-    @Test
     void bindingALiveAddressFailsAndAStaleSocketIsReplaced() throws IOException {
         try (ShmFabric a = ShmTestSupport.open(dir); ShmFabric b = ShmTestSupport.open(dir)) {
             CmId first = a.createId(a.createEventChannel());
@@ -147,52 +100,6 @@ class ShmInProcessTest extends WithShmDirectory {
             third.listen(4);
             third.close();
             assertFalse(Files.exists(stale), "a listener removes its socket file on close");
-        }
-    }
-
-    @Test
-    void sendsAndWritesArriveByteExactBothWays() throws IOException {
-        try (ShmPair pair = ShmPair.connected(dir, 16, 4, 256)) {
-            pair.clientQp.postRecv(7, pair.clientMr, 4096, 256);
-            ByteBuffer src = pair.clientMr.buffer();
-            byte[] payload = new byte[200];
-            for (int i = 0; i < payload.length; i++) {
-                payload[i] = (byte) (i * 7 + 3);
-            }
-            src.put(0, payload);
-            pair.clientQp.postSend(1, pair.clientMr, 0, payload.length, QueuePair.SIGNALED);
-            Completions out = new Completions(8);
-            pollExactly(pair.clientSendCq, out, 1);
-            assertEquals(Completions.SUCCESS, out.status[0]);
-            assertEquals(Completions.OP_SEND, out.opcode[0]);
-            assertEquals(1, out.wrId[0]);
-            pollExactly(pair.serverRecvCq, out, 1);
-            assertEquals(Completions.SUCCESS, out.status[0], Completions.statusName(out.status[0]));
-            assertEquals(Completions.OP_RECV, out.opcode[0]);
-            assertEquals(1000, out.wrId[0]);
-            assertEquals(200, out.byteLen[0]);
-            assertEquals(pair.serverQp.qpNum(), out.qpNum[0]);
-            byte[] got = new byte[200];
-            pair.serverMr.buffer().get(0, got);
-            assertArrayEquals(payload, got);
-
-            // Server writes with immediate into the client's region at offset 10000, consuming receive 7.
-            ByteBuffer s = pair.serverMr.buffer();
-            s.put(30000, payload);
-            pair.serverQp.postWriteWithImm(2, pair.serverMr, 30000, 150, pair.clientMr.address() + 10000,
-                pair.clientMr.rkey(), 0xCAFE, QueuePair.SIGNALED);
-            pollExactly(pair.serverSendCq, out, 1);
-            assertEquals(Completions.SUCCESS, out.status[0]);
-            assertEquals(Completions.OP_RDMA_WRITE, out.opcode[0]);
-            pollExactly(pair.clientRecvCq, out, 1);
-            assertEquals(Completions.OP_RECV_RDMA_WITH_IMM, out.opcode[0]);
-            assertTrue(out.hasImm[0]);
-            assertEquals(0xCAFE, out.imm[0]);
-            assertEquals(150, out.byteLen[0]);
-            assertEquals(7, out.wrId[0]);
-            byte[] written = new byte[150];
-            pair.clientMr.buffer().get(10000, written);
-            assertArrayEquals(java.util.Arrays.copyOf(payload, 150), written);
         }
     }
 
@@ -236,75 +143,6 @@ class ShmInProcessTest extends WithShmDirectory {
     }
 
     @Test
-    void sendWithoutPostedReceiveIsReceiverNotReady() throws IOException {
-        try (ShmPair pair = ShmPair.connected(dir, 8, 0, 64)) {
-            pair.clientQp.postSend(1, pair.clientMr, 0, 10, 0);
-            Completions out = new Completions(8);
-            pollExactly(pair.clientSendCq, out, 1);
-            assertEquals(Completions.RNR_RETRY_EXC_ERR, out.status[0]);
-            CmEvent d = expect(pair.clientEvents, CmEvent.Type.DISCONNECTED);
-            assertTrue(d.reason().contains("receiver not ready"), d.reason());
-            CmEvent sd = expect(pair.serverEvents, CmEvent.Type.DISCONNECTED);
-            assertTrue(sd.reason().contains("receiver not ready"), sd.reason());
-            assertEquals(1, pair.clientFabric.receiverNotReadyCount());
-            assertEquals(1, pair.serverFabric.receiverNotReadyCount());
-            assertTrue(pair.clientQp.isError());
-            assertThrows(FabricException.class, () -> pair.clientQp.postSend(2, pair.clientMr, 0, 1, 0));
-        }
-    }
-
-    @Test
-    void sendLargerThanTheReceiveIsALengthError() throws IOException {
-        try (ShmPair pair = ShmPair.connected(dir, 8, 3, 16)) {
-            pair.clientQp.postSend(1, pair.clientMr, 0, 17, QueuePair.SIGNALED);
-            Completions out = new Completions(8);
-            pollExactly(pair.clientSendCq, out, 1);
-            assertEquals(Completions.REM_INV_REQ_ERR, out.status[0]);
-            pollExactly(pair.serverRecvCq, out, 3);
-            assertEquals(Completions.LOC_LEN_ERR, out.status[0]);
-            assertEquals(1000, out.wrId[0]);
-            assertEquals(Completions.WR_FLUSH_ERR, out.status[1]);
-            assertEquals(Completions.WR_FLUSH_ERR, out.status[2]);
-            assertEquals(1002, out.wrId[2]);
-            expect(pair.serverEvents, CmEvent.Type.DISCONNECTED);
-        }
-    }
-
-    @Test
-    void writeOutsideTheRegionOrWithAWrongKeyIsARemoteAccessError() throws IOException {
-        for (int variant = 0; variant < 3; variant++) {
-            try (ShmPair pair = ShmPair.connected(dir, 8, 2, 64)) {
-                long address = pair.serverMr.address();
-                int rkey = pair.serverMr.rkey();
-                switch (variant) {
-                    case 0: rkey ^= 0x10000; break;                       // another generation of the slot
-                    case 1: address += ShmPair.REGION - 8; break;         // runs past the end
-                    default: address -= 1; break;                         // starts before it
-                }
-                pair.clientQp.postWriteWithImm(1, pair.clientMr, 0, 16, address, rkey, 1, 0);
-                Completions out = new Completions(8);
-                pollExactly(pair.clientSendCq, out, 1);
-                assertEquals(Completions.REM_ACCESS_ERR, out.status[0], "variant " + variant);
-                CmEvent d = expect(pair.serverEvents, CmEvent.Type.DISCONNECTED);
-                assertTrue(d.reason().contains("remote access error"), d.reason());
-                pollExactly(pair.serverRecvCq, out, 2);
-                assertEquals(Completions.WR_FLUSH_ERR, out.status[0]);
-            }
-        }
-    }
-
-    @Test
-    void writeIntoARegionWithoutRemoteWriteIsRefused() throws IOException {
-        try (ShmPair pair = ShmPair.connected(dir, 8, 1, 64)) {
-            MemoryRegion local = pair.serverFabric.allocate(4096, MemoryRegion.LOCAL_WRITE);
-            pair.clientQp.postWriteWithImm(1, pair.clientMr, 0, 16, local.address(), local.rkey(), 1, 0);
-            Completions out = new Completions(8);
-            pollExactly(pair.clientSendCq, out, 1);
-            assertEquals(Completions.REM_ACCESS_ERR, out.status[0]);
-        }
-    }
-
-    @Test
     void registeredMemoryIsLocalOnly() throws IOException {
         try (ShmPair pair = ShmPair.connected(dir, 8, 1, 64)) {
             FabricException remote = assertThrows(FabricException.class,
@@ -322,28 +160,6 @@ class ShmInProcessTest extends WithShmDirectory {
             assertEquals(Completions.SUCCESS, out.status[0]);
             pollExactly(pair.serverRecvCq, out, 1);
             assertEquals(42, pair.serverMr.buffer().get(0));
-        }
-    }
-
-    @Test
-    void disconnectFlushesPostedReceivesOnBothSides() throws IOException {
-        try (ShmPair pair = ShmPair.connected(dir, 8, 5, 64)) {
-            pair.clientQp.postRecv(1, pair.clientMr, 0, 64);
-            pair.clientQp.postRecv(2, pair.clientMr, 64, 64);
-            pair.client.disconnect();
-            expect(pair.clientEvents, CmEvent.Type.DISCONNECTED);
-            expect(pair.serverEvents, CmEvent.Type.DISCONNECTED);
-            Completions out = new Completions(8);
-            pollExactly(pair.clientRecvCq, out, 2);
-            assertEquals(Completions.WR_FLUSH_ERR, out.status[0]);
-            assertEquals(1, out.wrId[0]);
-            assertEquals(2, out.wrId[1]);
-            pollExactly(pair.serverRecvCq, out, 5);
-            for (int i = 0; i < 5; i++) {
-                assertEquals(Completions.WR_FLUSH_ERR, out.status[i]);
-                assertEquals(1000 + i, out.wrId[i]);
-            }
-            assertEquals(0, pair.serverRecvCq.poll(out));
         }
     }
 
@@ -462,18 +278,6 @@ class ShmInProcessTest extends WithShmDirectory {
             assertEquals("rw-rw----", PosixFilePermissions.toString(Files.getPosixFilePermissions(viaProc)));
             assertEquals("root", Files.readAttributes(viaProc, java.nio.file.attribute.PosixFileAttributes.class)
                 .group().getName());
-        }
-    }
-
-    @Test
-    void closingAListenerRefusesPendingRequests() throws IOException {
-        try (ShmPair pair = new ShmPair(dir, 8)) {
-            pair.request(ascii("x"));
-            pair.listener.close();
-            CmEvent rejected = expect(pair.clientEvents, CmEvent.Type.REJECTED);
-            assertTrue(rejected.reason().contains("closed"), rejected.reason());
-            EventChannel events = pair.serverEvents;
-            assertEquals(null, events.poll());
         }
     }
 }

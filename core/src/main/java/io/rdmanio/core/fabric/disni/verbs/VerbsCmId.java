@@ -65,6 +65,11 @@ final class VerbsCmId implements CmId {
     private ByteBuffer requestData;
     private boolean setupActive;
     private boolean peerGone;
+    /**
+     * Active side: the connection manager's event (its name) that reported the connection gone while the verdict was
+     * awaited; the setup receive's completion (the verdict, or its flush) decides what the application sees.
+     */
+    private String lostAwaitingVerdict;
     private VerbsQueuePair qp;
     private boolean qpBound;
     private volatile InetSocketAddress local;
@@ -216,6 +221,7 @@ final class VerbsCmId implements CmId {
             }
             qp.postSetupSend(SetupDescriptor.ACCEPT, data);
             state = CONNECTED;
+            qp.markEstablished();
             leavePending();
             endSetup();
             channel.post(new CmEvent(CmEvent.Type.ESTABLISHED, this, null, EMPTY, null));
@@ -440,9 +446,15 @@ final class VerbsCmId implements CmId {
                 channel.post(new CmEvent(CmEvent.Type.DISCONNECTED, this, null, EMPTY,
                     "the connection to " + remote + " ended (" + what + ")"));
                 return false;
+            case AWAITING_VERDICT:
+                // The verdict may be on its way: a listener disconnects as soon as its rejection is sent, and the
+                // connection manager's event can overtake the completion of the rejection's receive here (its
+                // private data was lost about once in 30 rejections on soft-RoCE). That receive completes either way,
+                // with the verdict or flushed by the disconnect: onSetupMessage decides then.
+                lostAwaitingVerdict = what;
+                return false;
             case RESOLVING:
             case CONNECTING:
-            case AWAITING_VERDICT:
                 refuse("connection refused: " + remote + " closed the connection during setup");
                 return false;
             case AWAITING_REQUEST:
@@ -462,10 +474,16 @@ final class VerbsCmId implements CmId {
     /** The peer's setup message arrived in the setup receive (under the completion lock). */
     void onSetupMessage(int status, ByteBuffer buffer, int length) {
         CmEvent event = null;
+        CmEvent then = null;
         VerbsEventChannel target = null;
         synchronized (this) {
             if (status != Completions.SUCCESS) {
-                return; // the queue pair failed; the connection manager reports it
+                // The queue pair failed; the connection manager reports it, or reported it while the verdict was
+                // awaited, and this flush says no verdict came.
+                if (state == AWAITING_VERDICT && lostAwaitingVerdict != null) {
+                    refuse("connection refused: " + remote + " closed the connection during setup");
+                }
+                return;
             }
             byte kind = SetupDescriptor.kind(buffer, 0, length);
             if (state == AWAITING_REQUEST && kind == SetupDescriptor.REQUEST) {
@@ -474,9 +492,16 @@ final class VerbsCmId implements CmId {
                 target = listener.channel;
             } else if (state == AWAITING_VERDICT && kind == SetupDescriptor.ACCEPT) {
                 state = CONNECTED;
+                qp.markEstablished();
                 endSetup();
                 event = new CmEvent(CmEvent.Type.ESTABLISHED, this, null, SetupDescriptor.data(buffer, 0), null);
                 target = channel;
+                if (lostAwaitingVerdict != null) {
+                    // Accepted, then gone before the acceptance was seen here: both, in that order.
+                    state = GONE;
+                    then = new CmEvent(CmEvent.Type.DISCONNECTED, this, null, EMPTY,
+                        "the connection to " + remote + " ended (" + lostAwaitingVerdict + ")");
+                }
             } else if (state == AWAITING_VERDICT && kind == SetupDescriptor.REJECT) {
                 state = REFUSED;
                 refusal = "rejected by the listener at " + remote;
@@ -496,6 +521,9 @@ final class VerbsCmId implements CmId {
         }
         if (event != null) {
             target.post(event);
+            if (then != null) {
+                target.post(then);
+            }
         }
     }
 

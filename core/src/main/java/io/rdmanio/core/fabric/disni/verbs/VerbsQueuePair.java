@@ -123,6 +123,12 @@ final class VerbsQueuePair implements QueuePair {
     private volatile int maxRecvWr;
     private volatile int maxInline;
     private volatile boolean destroyed;
+    /**
+     * Set by the id (under its lock) once the SPI connection is up, before ESTABLISHED is delivered. The device queue
+     * pair is ready to send earlier, while the setup messages are exchanged; an engine send then would reach a peer
+     * that has posted no receive for it, so sends are refused until now, as the software fabrics refuse them.
+     */
+    private volatile boolean established;
     /** Device completion-queue entries this queue pair holds: its setup messages, then the engine's depths. */
     private int reservedCqe;
 
@@ -303,6 +309,11 @@ final class VerbsQueuePair implements QueuePair {
         return error;
     }
 
+    /** The connection is established: sends and writes may be posted from now on. */
+    void markEstablished() {
+        established = true;
+    }
+
     /** Marks the queue pair failed (a disconnect or an error completion); posts throw from now on. */
     void markError(String cause) {
         if (!error) {
@@ -317,6 +328,13 @@ final class VerbsQueuePair implements QueuePair {
         }
         if (error) {
             throw new FabricException("post on queue pair " + qpNum + " in the error state (" + errorCause + ")");
+        }
+    }
+
+    private void ensureSendable() throws FabricException {
+        ensurePostable();
+        if (!established) {
+            throw new FabricException("post on queue pair " + qpNum + " refused: the queue pair is not connected");
         }
     }
 
@@ -371,7 +389,7 @@ final class VerbsQueuePair implements QueuePair {
     public void postSend(long wrId, MemoryRegion region, int offset, int length, int flags) throws IOException {
         ensureRange(region, offset, length);
         synchronized (postLock) {
-            ensurePostable();
+            ensureSendable();
             int verbsFlags = sendFlags(flags, length);
             int seq = reserveSend(wrId, Completions.OP_SEND);
             sendWr.setWr_id(tag | (seq & 0xffffffffL));
@@ -388,7 +406,7 @@ final class VerbsQueuePair implements QueuePair {
                                  int rkey, int imm, int flags) throws IOException {
         ensureRange(region, offset, length);
         synchronized (postLock) {
-            ensurePostable();
+            ensureSendable();
             int verbsFlags = sendFlags(flags, length);
             int seq = reserveSend(wrId, Completions.OP_RDMA_WRITE);
             writeWr.setWr_id(tag | (seq & 0xffffffffL));
