@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The disni fabric's tests on soft-RoCE: builds libdisni and core's tests on the host, then runs, inside the test
-# VM (one boot), the JUnit classes that need an RDMA device (DisniFabricConformanceTest, the fabric conformance
+# VM (one boot), the JUnit classes that need an RDMA device (DisniSpiConformanceTest, the fabric conformance
 # suite; DisniFabricTest; DisniEngineTest) over rxe0 (10.0.2.15), plus the host-side ones for good measure. Exits 0
 # when every test passed and none was skipped.
 #
 # libdisni reaches DiSNI the way it does from the agent jar: packed as the resource
 # META-INF/native/linux-x86_64/libdisni.so on the class path, extracted at run time; no java.library.path.
 #
-#   native/vm/test-fabric.sh [CLASS[#METHOD]...]   (default: DisniFabricConformanceTest, DisniFabricTest and
+#   native/vm/test-fabric.sh [CLASS[#METHOD]...]   (default: DisniSpiConformanceTest, DisniFabricTest and
 #                                                   DisniEngineTest)
 #
 # RDMANIO_TEST_LOG=debug shows the fabric's debug log.
@@ -38,7 +38,7 @@ javac --release 17 -d "$launcher" -cp "${deps#:}" "$here/RunTests.java"
 
 classes=("$@")
 if ((${#classes[@]} == 0)); then
-  classes=(io.rdmanio.core.fabric.disni.DisniFabricConformanceTest io.rdmanio.core.fabric.disni.DisniFabricTest
+  classes=(io.rdmanio.core.fabric.disni.DisniSpiConformanceTest io.rdmanio.core.fabric.disni.DisniFabricTest
     io.rdmanio.core.fabric.disni.DisniEngineTest)
 fi
 classpath="$launcher:$core/target/test-classes:$core/target/classes:$packed$deps"

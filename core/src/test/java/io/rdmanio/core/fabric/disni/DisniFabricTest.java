@@ -31,7 +31,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The disni fabric on a real verbs device (soft-RoCE in the test VM), beyond what {@link DisniFabricConformanceTest}
+ * The disni fabric on a real verbs device (soft-RoCE in the test VM), beyond what {@link DisniSpiConformanceTest}
  * checks on every fabric: a wildcard listener bound to the device's address, sends of up to a slot (64 KiB) in
  * order, an error that ends one connection only, posting and polling without allocation, and the completion
  * thread and wakeup channel. Skipped where no RDMA device exists.

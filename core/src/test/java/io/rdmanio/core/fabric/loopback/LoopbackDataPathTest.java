@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The loopback fabric's own data path: inline sends, a payload read when the request is carried out, unsignaled
  * sends flushed at a disconnect, its keys and addresses. What every fabric must do is in
- * {@link LoopbackFabricConformanceTest}.
+ * {@link LoopbackSpiConformanceTest}.
  */
 class LoopbackDataPathTest {
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Connection setup as only the loopback fabric has it: one address space per JVM, wildcard listeners, the backlog.
- * What every fabric must do is in {@link LoopbackFabricConformanceTest}.
+ * What every fabric must do is in {@link LoopbackSpiConformanceTest}.
  */
 class LoopbackSetupTest {
 

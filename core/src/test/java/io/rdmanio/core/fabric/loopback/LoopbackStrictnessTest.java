@@ -17,7 +17,7 @@ import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
 /**
- * The rules of the model where hardware would fail that the conformance suite ({@link LoopbackFabricConformanceTest})
+ * The rules of the model where hardware would fail that the conformance suite ({@link LoopbackSpiConformanceTest})
  * does not check on every fabric: queue depths, completion queue overrun, a region deregistered while a request
  * that names it is still to be carried out.
  */

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The shm fabric with both ends in this JVM (two fabrics on one directory): what is its own (availability, binding
  * over stale sockets, inline sends, local-only registration, queue depth, the doorbell, file modes, users and
- * hosts). What every fabric must do is in {@link ShmFabricConformanceTest}.
+ * hosts). What every fabric must do is in {@link ShmSpiConformanceTest}.
  */
 class ShmInProcessTest extends WithShmDirectory {
 

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.BeforeAll;
  * instances of this JVM, each with its own device context and protection domain. Skipped where no RDMA device
  * exists, with the provider's reason.
  */
-class DisniFabricConformanceTest extends AbstractFabricConformanceTest {
+class DisniSpiConformanceTest extends AbstractFabricConformanceTest {
 
     private static InetAddress address;
 

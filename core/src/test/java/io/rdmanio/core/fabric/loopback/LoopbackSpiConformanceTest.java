@@ -8,7 +8,7 @@ import java.net.InetAddress;
 import java.util.Map;
 
 /** The fabric conformance suite on the loopback fabric: two fabric instances of this JVM, one namespace. */
-class LoopbackFabricConformanceTest extends AbstractFabricConformanceTest {
+class LoopbackSpiConformanceTest extends AbstractFabricConformanceTest {
 
     @Override
     protected Fabric open() throws IOException {

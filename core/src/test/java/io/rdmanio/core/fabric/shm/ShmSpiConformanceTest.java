@@ -14,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
  * The fabric conformance suite on the shm fabric: two fabric instances of this JVM on one private shm directory,
  * reaching each other through its rendezvous sockets and shared files as two processes do.
  */
-class ShmFabricConformanceTest extends AbstractFabricConformanceTest {
+class ShmSpiConformanceTest extends AbstractFabricConformanceTest {
 
     private static Path dir;
 
