@@ -1,5 +1,6 @@
 package io.rdmanio.core.resolver;
 
+import io.rdmanio.core.testsupport.Netns;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,6 +22,9 @@ import org.junit.jupiter.api.Test;
  */
 class NetnsResolverTest {
 
+    /** The hosts of this test's network, at 10.231.0.1, .2 and .3. */
+    private static final List<String> HOSTS = List.of("a", "b", "c");
+
     private static final String A = Netns.address(0);
     private static final String C = Netns.address(2);
     private static final String KEY = "the cluster key, shared by a and b";
@@ -32,7 +36,7 @@ class NetnsResolverTest {
     static void buildHosts() throws Exception {
         String reason = Netns.unavailableReason();
         Assumptions.assumeTrue(reason == null, reason);
-        Netns.create("a", "b", "c");
+        Netns.create(HOSTS.toArray(new String[0]));
         netem = Netns.netemAvailable("b");
     }
 
@@ -56,7 +60,7 @@ class NetnsResolverTest {
         List<String> props = new ArrayList<>(List.of("rdmanio.resolver.port=" + port,
             "rdmanio.resolver.timeoutMillis=300", "rdmanio.resolver.retries=2"));
         props.addAll(List.of(extra));
-        Netns.Node n = new Netns.Node(host, props);
+        Netns.Node n = new Netns.Node(host, props.stream().map(p -> "-D" + p).toList(), NetnsNode.class.getName());
         nodes.add(n);
         return n;
     }
@@ -220,7 +224,7 @@ class NetnsResolverTest {
         String c6 = Netns.address6(2);
         try {
             for (int i = 0; i < 3; i++) {
-                Netns.addIpv6(Netns.HOSTS.get(i), i);
+                Netns.addIpv6(HOSTS.get(i), i);
             }
             Netns.Node server = node("a", 17477);
             server.call("register " + a6 + ":9000 disni 31", "REGISTERED");
@@ -247,7 +251,7 @@ class NetnsResolverTest {
                 fromB[4]);
         } finally {
             for (int i = 0; i < 3; i++) {
-                Netns.removeIpv6(Netns.HOSTS.get(i), i);
+                Netns.removeIpv6(HOSTS.get(i), i);
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.rdmanio.selector.config;
 
+import io.rdmanio.core.testsupport.Netns;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

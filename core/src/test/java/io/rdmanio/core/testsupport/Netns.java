@@ -1,4 +1,4 @@
-package io.rdmanio.core.resolver;
+package io.rdmanio.core.testsupport;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -13,26 +13,27 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test network of hosts made of network namespaces: {@code rdmanio-t-sw} holds a bridge, and each host
- * {@code rdmanio-t-X} has {@code eth0} on 10.231.0.N/24, a veth pair into the bridge. Only what this class creates
- * is touched; {@link #destroy()} deletes the namespaces, which removes their links with them.
+ * A test network of hosts made of network namespaces: {@code rdmanio-t-PID-sw} holds a bridge, and each host
+ * {@code rdmanio-t-PID-X} has {@code eth0} on 10.231.0.N/24, a veth pair into the bridge. Only what this class
+ * creates is touched; {@link #destroy()} deletes the namespaces, which removes their links with them. Shared by
+ * the resolver's tests (core) and the {@code auto} routing tests (selector), through core's test jar.
  */
-final class Netns {
+public final class Netns {
 
     /**
      * Namespace names carry this JVM's pid, so that test runs at once (other checkouts, other builds) never delete
      * each other's hosts; {@link #destroy()} also removes what a run whose JVM is gone left behind.
      */
-    static final String PREFIX = "rdmanio-t-" + ProcessHandle.current().pid() + "-";
+    public static final String PREFIX = "rdmanio-t-" + ProcessHandle.current().pid() + "-";
     private static final java.util.regex.Pattern ANY_RUN = java.util.regex.Pattern.compile("rdmanio-t-(\\d+)-.*");
     static final String SWITCH = PREFIX + "sw";
-    static final String SUBNET = "10.231.0.";
+    public static final String SUBNET = "10.231.0.";
 
     private Netns() {
     }
 
     /** {@code null} when namespaces can be made here, else why not. */
-    static String unavailableReason() {
+    public static String unavailableReason() {
         if (!"root".equals(System.getProperty("user.name"))) {
             return "network namespace tests need root (running as " + System.getProperty("user.name") + ")";
         }
@@ -57,8 +58,8 @@ final class Netns {
         return null;
     }
 
-    /** Creates hosts {@code names[i]} (of {@link #HOSTS}) at 10.231.0.(i+1), after removing what a run left. */
-    static void create(String... names) throws IOException {
+    /** Creates hosts {@code names[i]} at 10.231.0.(i+1), after removing what a run left. */
+    public static void create(String... names) throws IOException {
         destroy();
         ensure("ip", "netns", "add", SWITCH);
         ensure("ip", "netns", "exec", SWITCH, "ip", "link", "add", "br0", "type", "bridge");
@@ -81,7 +82,7 @@ final class Netns {
      * Gives host {@code names[index]} its address again without a broadcast address ({@code ip addr add
      * 10.231.0.N/24 dev eth0}, as containers and scripts often do), or with one ({@code brd +}) to restore it.
      */
-    static void readdress(String host, int index, boolean broadcast) throws IOException {
+    public static void readdress(String host, int index, boolean broadcast) throws IOException {
         String ns = PREFIX + host;
         String cidr = SUBNET + (index + 1) + "/24";
         ensure("ip", "netns", "exec", ns, "ip", "addr", "del", cidr, "dev", "eth0");
@@ -92,46 +93,41 @@ final class Netns {
         }
     }
 
-    static final String SUBNET6 = "fd31::";
+    public static final String SUBNET6 = "fd31::";
 
     /** Adds {@code fd31::N/64} to host {@code names[index]}'s eth0 (no duplicate detection, so usable at once). */
-    static void addIpv6(String host, int index) throws IOException {
+    public static void addIpv6(String host, int index) throws IOException {
         ensure("ip", "netns", "exec", PREFIX + host, "ip", "-6", "addr", "add", address6(index) + "/64", "dev",
             "eth0", "nodad");
     }
 
-    static void removeIpv6(String host, int index) throws IOException {
+    public static void removeIpv6(String host, int index) throws IOException {
         run("ip", "netns", "exec", PREFIX + host, "ip", "-6", "addr", "del", address6(index) + "/64", "dev", "eth0");
     }
 
-    static String address6(int index) {
+    public static String address6(int index) {
         return SUBNET6 + (index + 1);
     }
 
-    /** The hosts this class makes; only these (and the switch) are ever deleted. */
-    static final List<String> HOSTS = List.of("a", "b", "c");
-
-    /** Deletes the namespaces this class creates, if they exist (left by an earlier run, too). */
-    static void destroy() throws IOException {
+    /**
+     * Deletes the namespaces of this JVM (the switch and every host: their names start with {@link #PREFIX}) and
+     * those a run whose JVM is gone left behind.
+     */
+    public static void destroy() throws IOException {
         Result list = run("ip", "netns", "list");
-        List<String> ours = new ArrayList<>();
-        ours.add(SWITCH);
-        for (String h : HOSTS) {
-            ours.add(PREFIX + h);
-        }
         for (String line : list.output.split("\n")) {
             String name = line.trim().split("\\s+")[0];
             java.util.regex.Matcher m = ANY_RUN.matcher(name);
             boolean orphan = !name.startsWith(PREFIX) && m.matches()
                 && ProcessHandle.of(Long.parseLong(m.group(1))).map(h -> !h.isAlive()).orElse(true);
-            if (ours.contains(name) || orphan) {
+            if (name.startsWith(PREFIX) || orphan) {
                 run("ip", "netns", "del", name);
             }
         }
     }
 
     /** Whether {@code tc ... netem} works in namespace {@code host} (it needs the sch_netem kernel module). */
-    static boolean netemAvailable(String host) throws IOException {
+    public static boolean netemAvailable(String host) throws IOException {
         Result r = run("ip", "netns", "exec", PREFIX + host, "tc", "qdisc", "add", "dev", "eth0", "root", "netem",
             "loss", "1%");
         if (r.code == 0) {
@@ -141,16 +137,16 @@ final class Netns {
         return false;
     }
 
-    static void netemLoss(String host, int percent) throws IOException {
+    public static void netemLoss(String host, int percent) throws IOException {
         ensure("ip", "netns", "exec", PREFIX + host, "tc", "qdisc", "add", "dev", "eth0", "root", "netem", "loss",
             percent + "%");
     }
 
-    static void netemClear(String host) throws IOException {
+    public static void netemClear(String host) throws IOException {
         run("ip", "netns", "exec", PREFIX + host, "tc", "qdisc", "del", "dev", "eth0", "root");
     }
 
-    static String address(int index) {
+    public static String address(int index) {
         return SUBNET + (index + 1);
     }
 
@@ -179,26 +175,30 @@ final class Netns {
         }
     }
 
-    /** A {@link NetnsNode} JVM running inside a host's namespace. */
-    static final class Node implements AutoCloseable {
-        final String host;
-        final Process process;
+    /**
+     * A JVM running {@code mainClass} inside a host's namespace, on this JVM's class path, driven by lines on its
+     * stdin and read by lines on its stdout; it prints {@code READY} when it can take commands, and ends on
+     * {@code quit}.
+     */
+    public static final class Node implements AutoCloseable {
+        public final String host;
+        public final Process process;
         private final Writer in;
         private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
         private final List<String> transcript = new ArrayList<>();
 
-        Node(String host, List<String> properties) throws IOException, InterruptedException {
+        public Node(String host, List<String> jvmOptions, String mainClass, String... args)
+                throws IOException, InterruptedException {
             this.host = host;
             List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", PREFIX + host,
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
-            for (String p : properties) {
-                cmd.add("-D" + p);
-            }
+            cmd.addAll(jvmOptions);
             cmd.add("-cp");
             cmd.add(System.getProperty("java.class.path"));
-            cmd.add(NetnsNode.class.getName());
+            cmd.add(mainClass);
+            cmd.addAll(List.of(args));
             process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
             Thread reader = new Thread(() -> {
@@ -219,13 +219,13 @@ final class Netns {
         }
 
         /** Sends {@code command} and returns the first output line starting with {@code prefix}. */
-        String call(String command, String prefix) throws IOException, InterruptedException {
+        public String call(String command, String prefix) throws IOException, InterruptedException {
             in.write(command + "\n");
             in.flush();
             return expect(prefix);
         }
 
-        String expect(String prefix) throws IOException, InterruptedException {
+        public String expect(String prefix) throws IOException, InterruptedException {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (true) {
                 long left = deadline - System.nanoTime();
@@ -244,7 +244,7 @@ final class Netns {
         }
 
         /** Kills the JVM at once, as a crash would: no withdrawal is sent. */
-        void crash() throws InterruptedException {
+        public void crash() throws InterruptedException {
             process.destroyForcibly();
             process.waitFor(30, TimeUnit.SECONDS);
         }
