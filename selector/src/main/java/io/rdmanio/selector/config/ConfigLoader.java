@@ -126,9 +126,9 @@ public final class ConfigLoader {
         if (fabric == null) {
             fabric = FabricChoice.AUTO;
         }
-        if (!FabricChoice.NAMES.contains(fabric)) {
+        if (!FabricChoice.accepts(fabric)) {
             throw new ConfigException("-D" + FABRIC + "=" + fabric + " is not a fabric: expected one of "
-                    + String.join(", ", FabricChoice.NAMES));
+                    + String.join(", ", FabricChoice.names()));
         }
         Router router = Rules.NONE;
         String rules = properties.apply(RULES);

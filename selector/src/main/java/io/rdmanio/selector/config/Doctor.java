@@ -267,7 +267,7 @@ public final class Doctor {
                    List<String> problems) {
         String disni = null;
         String shm = null;
-        for (String name : FabricChoice.NAMES) {
+        for (String name : FabricChoice.names()) {
             if (name.equals(FabricChoice.AUTO)) {
                 continue;
             }

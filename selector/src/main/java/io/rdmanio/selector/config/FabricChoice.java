@@ -1,6 +1,7 @@
 package io.rdmanio.selector.config;
 
 import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.resolver.Resolution;
 import io.rdmanio.core.resolver.Resolver;
 import java.io.IOException;
@@ -8,6 +9,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,8 +35,28 @@ final class FabricChoice implements EngineSource {
     static final String SHM = "shm";
     static final String LOOPBACK = "loopback";
 
-    /** The values {@code rdmanio.fabric} accepts, in the order error messages list them. */
-    static final List<String> NAMES = List.of(AUTO, DISNI, SHM, LOOPBACK);
+    /** The names this project's fabrics have, after {@code auto}: the order messages and doctor list them in. */
+    private static final List<String> SHIPPED = List.of(AUTO, DISNI, SHM, LOOPBACK);
+
+    /**
+     * The values {@code rdmanio.fabric} accepts: {@code auto}, this project's fabrics, then every other fabric a
+     * {@link io.rdmanio.core.fabric.FabricProvider} on the class path offers (its service line is all a new fabric
+     * needs to be named here; {@code auto} chooses among disni and shm only).
+     */
+    /** Whether {@code rdmanio.fabric} may name {@code name} (providers are looked up only for other names). */
+    static boolean accepts(String name) {
+        return SHIPPED.contains(name) || Fabrics.names().contains(name);
+    }
+
+    static List<String> names() {
+        List<String> names = new ArrayList<>(SHIPPED);
+        for (String name : Fabrics.names()) {
+            if (!names.contains(name)) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
 
     // Process-wide: every provider instance shares the engines of the engine module, and the summary written
     // at exit reports all of them.
@@ -50,7 +72,7 @@ final class FabricChoice implements EngineSource {
     }
 
     FabricChoice(String configured, FabricDirectory directory, AutoRouting auto) {
-        if (!NAMES.contains(configured)) {
+        if (!accepts(configured)) {
             throw new IllegalArgumentException("not a fabric name: " + configured);
         }
         this.configured = configured;
