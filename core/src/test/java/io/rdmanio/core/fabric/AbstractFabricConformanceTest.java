@@ -22,6 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.rdmanio.core.testsupport.CompletionWaits;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetAddress;
@@ -155,7 +157,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void acceptEstablishesBothSidesAndPrivateDataTravelsBothWays() throws IOException {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         link.client.connect(link.listener.localAddress(), ascii("hello"));
         CmEvent request = expect(link.serverEvents, CmEvent.Type.CONNECT_REQUEST);
         assertEquals("hello", ascii(request.privateData()));
@@ -180,7 +182,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void privateDataUpToTheLimitTravelsAndMoreIsRefused() throws IOException {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
             () -> link.client.connect(link.listener.localAddress(), ByteBuffer.allocate(CmId.MAX_PRIVATE_DATA + 1)));
         assertTrue(e.getMessage().contains(String.valueOf(CmId.MAX_PRIVATE_DATA)), e.getMessage());
@@ -195,7 +197,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void rejectCarriesPrivateDataToTheClient() throws IOException {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         link.request(ascii("may I?"));
         link.server.reject(ascii("no: version 9"));
         CmEvent rejected = expect(link.clientEvents, CmEvent.Type.REJECTED);
@@ -206,7 +208,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void connectWhereNobodyListensIsRefusedWithoutPrivateData() throws IOException {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         InetSocketAddress gone;
         CmId closed = serverFabric().createId(link.serverEvents);
         closed.bind(new InetSocketAddress(listenAddress(), 0));
@@ -222,7 +224,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void closingAListenerRefusesTheRequestsItHasNotAnswered() throws IOException {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         link.request(ascii("late"));
         link.listener.close();
         CmEvent rejected = expect(link.clientEvents, CmEvent.Type.REJECTED);
@@ -233,7 +235,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void bindingAnAddressInUseThrowsBindExceptionUntilItsHolderCloses() throws IOException {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         InetSocketAddress taken = link.listener.localAddress();
         CmId other = clientFabric().createId(link.clientEvents);
         BindException e = assertThrows(BindException.class, () -> other.bind(taken));
@@ -246,7 +248,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void anUnresolvedAddressIsUnreachable() throws IOException {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         link.client.connect(InetSocketAddress.createUnresolved("no-such-host.invalid", 7), null);
         CmEvent event = expect(link.clientEvents, CmEvent.Type.UNREACHABLE);
         assertTrue(event.reason().contains("no-such-host.invalid"), event.reason());
@@ -255,7 +257,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void disconnectGivesBothSidesDisconnectedOnce() throws IOException {
-        Link link = connected(new Options());
+        Link link = connected(options());
         link.client.disconnect();
         expect(link.clientEvents, CmEvent.Type.DISCONNECTED);
         expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
@@ -269,7 +271,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void closingAConnectedIdDisconnectsThePeerAndFlushesItsReceives() throws IOException {
-        Link link = connected(new Options().serverReceives(4, 1024));
+        Link link = connected(options().serverReceives(4, 1024));
         link.client.close();
         expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
         assertTrue(link.serverQp.isError());
@@ -329,7 +331,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void eachSendConsumesExactlyTheOldestPostedReceive() throws IOException {
-        Link link = connected(new Options().serverReceives(4, 4096));
+        Link link = connected(options().serverReceives(4, 4096));
         int[] sizes = {1, 700, 4096};
         for (int m = 0; m < sizes.length; m++) {
             fill(link.clientMr, m * 4096, sizes[m], m);
@@ -368,7 +370,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aWriteWithImmediateLandsAtTheRemoteAddressAndConsumesOneReceive() throws IOException {
-        Link link = connected(new Options().serverReceives(2, 1024));
+        Link link = connected(options().serverReceives(2, 1024));
         // Larger than a device's path MTU: the write travels as several packets and completes once.
         int length = 20_000;
         int at = 40_123;
@@ -393,7 +395,7 @@ public abstract class AbstractFabricConformanceTest {
     @Test
     void sendsCompleteInPostOrderAndReceivesInArrivalOrder() throws IOException {
         int n = 12;
-        Link link = connected(new Options().sendWr(16).recvWr(16).serverReceives(n, 1024));
+        Link link = connected(options().sendWr(16).recvWr(16).serverReceives(n, 1024));
         for (int m = 0; m < n; m++) {
             fill(link.clientMr, m * 1024, 100 + m, m);
             if (m % 3 == 2) {
@@ -428,7 +430,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aSendWithNoPostedReceiveIsReceiverNotReadyAndEndsTheConnection() throws IOException {
-        Link link = connected(new Options().serverReceives(1, 1024));
+        Link link = connected(options().serverReceives(1, 1024));
         long clientBefore = receiverNotReadyCount(clientFabric());
         long serverBefore = receiverNotReadyCount(serverFabric());
         link.clientQp.postSend(1, link.clientMr, 0, 10, 0);
@@ -473,7 +475,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aWriteWithImmediateWithNoPostedReceiveIsReceiverNotReady() throws IOException {
-        Link link = connected(new Options().serverReceives(0, 64));
+        Link link = connected(options().serverReceives(0, 64));
         long before = receiverNotReadyCount(clientFabric());
         link.clientQp.postWriteWithImm(1, link.clientMr, 0, 8, link.serverMr.address(), link.serverMr.rkey(), 0,
             SIGNALED);
@@ -488,7 +490,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aSendLargerThanThePostedReceiveFailsBothSides() throws IOException {
-        Link link = connected(new Options().serverReceives(3, 100));
+        Link link = connected(options().serverReceives(3, 100));
         link.clientQp.postSend(1, link.clientMr, 0, 101, SIGNALED);
         Completions r = await(link.serverRecvCq, 3);
         assertError(LOC_LEN_ERR, r.status[0]);
@@ -505,7 +507,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aSendFromOutsideItsRegionIsALocalProtectionError() throws IOException {
-        Link link = connected(new Options().serverReceives(4, 64));
+        Link link = connected(options().serverReceives(4, 64));
         link.clientQp.postSend(5, link.clientMr, REGION - 10, 11, SIGNALED);
         Completions c = await(link.clientSendCq, 1);
         assertEquals(5, c.wrId[0]);
@@ -520,7 +522,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aSendFromAnotherFabricsRegionIsALocalProtectionError() throws IOException {
-        Link link = connected(new Options().serverReceives(1, 64));
+        Link link = connected(options().serverReceives(1, 64));
         // Unsignaled: a request that fails completes all the same.
         link.clientQp.postSend(5, link.serverMr, 0, 10, 0);
         Completions c = await(link.clientSendCq, 1);
@@ -530,7 +532,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aSendFromADeregisteredRegionIsALocalProtectionError() throws IOException {
-        Link link = connected(new Options().serverReceives(1, 64));
+        Link link = connected(options().serverReceives(1, 64));
         MemoryRegion extra = clientFabric().allocate(4096, MemoryRegion.LOCAL_WRITE);
         extra.close();
         link.clientQp.postSend(2, extra, 0, 8, SIGNALED);
@@ -612,7 +614,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aSendBeforeTheConnectionIsEstablishedIsRefusedAndAReceiveIsNot() throws IOException {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         link.request(null);
         FabricException e = assertThrows(FabricException.class,
             () -> link.clientQp.postSend(1, link.clientMr, 0, 8, SIGNALED));
@@ -622,7 +624,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void postingOnAQueuePairInTheErrorStateThrows() throws IOException {
-        Link link = connected(new Options().serverReceives(1, 64));
+        Link link = connected(options().serverReceives(1, 64));
         link.server.disconnect();
         expect(link.clientEvents, CmEvent.Type.DISCONNECTED);
         expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
@@ -632,7 +634,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void postingOnAClosedQueuePairThrows() throws IOException {
-        Link link = connected(new Options().serverReceives(1, 64));
+        Link link = connected(options().serverReceives(1, 64));
         link.client.close();
         assertPostsRefused(link.clientQp, link.clientMr);
         expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
@@ -643,7 +645,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void disconnectFlushesThePostedReceivesOfBothSidesInPostOrder() throws IOException {
-        Link link = connected(new Options().serverReceives(5, 64));
+        Link link = connected(options().serverReceives(5, 64));
         link.clientQp.postRecv(1, link.clientMr, 0, 64);
         link.clientQp.postRecv(2, link.clientMr, 64, 64);
         link.client.disconnect();
@@ -667,7 +669,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void anErrorFlushesEveryRequestPostedAfterIt() throws IOException {
-        Link link = connected(new Options().serverReceives(2, 64));
+        Link link = connected(options().serverReceives(2, 64));
         link.clientQp.postRecv(7, link.clientMr, 0, 64);
         link.clientQp.postSend(1, link.clientMr, REGION - 1, 2, SIGNALED);
         boolean refused = false;
@@ -698,7 +700,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void anArmedReceiveQueueFiresOnceWhenASendArrives() throws Exception {
-        Link link = connected(new Options().serverReceives(4, 64));
+        Link link = connected(options().serverReceives(4, 64));
         Waiter waiter = new Waiter();
         link.serverRecvCq.requestNotify(waiter::signal);
         assertEquals(0, waiter.calls.get(), "nothing pending, nothing fired");
@@ -712,7 +714,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void armingWithACompletionPendingFires() throws Exception {
-        Link link = connected(new Options().serverReceives(4, 64));
+        Link link = connected(options().serverReceives(4, 64));
         link.clientQp.postSend(1, link.clientMr, 0, 8, SIGNALED);
         await(link.serverRecvCq, 1);
         // The send's completion is pending on the client's queue, unpolled.
@@ -726,7 +728,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void anArmedSendQueueFiresForASignaledRequest() throws Exception {
-        Link link = connected(new Options().serverReceives(4, 64));
+        Link link = connected(options().serverReceives(4, 64));
         Waiter waiter = new Waiter();
         link.clientSendCq.requestNotify(waiter::signal);
         link.clientQp.postSend(1, link.clientMr, 0, 8, SIGNALED);
@@ -736,7 +738,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void anArmedEventChannelFiresOnceForAConnectRequest() throws Exception {
-        Link link = new Link(new Options());
+        Link link = new Link(options());
         Waiter waiter = new Waiter();
         link.serverEvents.requestNotify(waiter::signal);
         link.client.connect(link.listener.localAddress(), null);
@@ -747,7 +749,7 @@ public abstract class AbstractFabricConformanceTest {
 
     @Test
     void aDisconnectWakesTheArmedEventChannelOfThePeer() throws Exception {
-        Link link = connected(new Options());
+        Link link = connected(options());
         Waiter waiter = new Waiter();
         link.clientEvents.requestNotify(waiter::signal);
         link.server.disconnect();
@@ -757,29 +759,9 @@ public abstract class AbstractFabricConformanceTest {
 
     // ---- what the cases share
 
-    /** Queue settings of a {@link Link}. */
-    protected static final class Options {
-        int sendWr = 16;
-        int recvWr = 16;
-        int cqEntries = 64;
-        int serverReceives;
-        int serverReceiveSize = 1024;
-
-        Options sendWr(int n) {
-            sendWr = n;
-            return this;
-        }
-
-        Options recvWr(int n) {
-            recvWr = n;
-            return this;
-        }
-
-        Options serverReceives(int n, int size) {
-            serverReceives = n;
-            serverReceiveSize = size;
-            return this;
-        }
+    /** The suite's queue settings: completion queues of 64 entries, which every fabric's budget allows. */
+    protected static QueueOptions options() {
+        return new QueueOptions().cqEntries(64);
     }
 
     /**
@@ -787,7 +769,7 @@ public abstract class AbstractFabricConformanceTest {
      * and receive completion queues and one region of {@link #REGION} bytes with local and remote write.
      */
     protected final class Link {
-        final Options options;
+        final QueueOptions options;
         final EventChannel serverEvents;
         final EventChannel clientEvents;
         final CmId listener;
@@ -803,7 +785,7 @@ public abstract class AbstractFabricConformanceTest {
         final MemoryRegion serverMr;
         private final Completions out = new Completions(64);
 
-        Link(Options options) throws IOException {
+        Link(QueueOptions options) throws IOException {
             this.options = options;
             Fabric s = serverFabric();
             Fabric c = clientFabric();
@@ -841,7 +823,7 @@ public abstract class AbstractFabricConformanceTest {
     }
 
     /** A connected link; the server posted {@code options.serverReceives} receives before accepting. */
-    protected Link connected(Options options) throws IOException {
+    protected Link connected(QueueOptions options) throws IOException {
         Link link = new Link(options);
         link.request(null);
         link.serverQp = link.server.createQueuePair(link.config(link.serverSendCq, link.serverRecvCq));
@@ -871,7 +853,7 @@ public abstract class AbstractFabricConformanceTest {
 
     /** An RDMA write that must fail at the peer: a remote access error, the connection ends, no receive used. */
     private void assertRemoteAccessError(Post write) throws IOException {
-        Link link = connected(new Options().serverReceives(2, 64));
+        Link link = connected(options().serverReceives(2, 64));
         write.post(link);
         Completions c = await(link.clientSendCq, 1);
         assertError(REM_ACCESS_ERR, c.status[0]);
@@ -902,7 +884,7 @@ public abstract class AbstractFabricConformanceTest {
      * message lands in it, which ends the connection.
      */
     private void assertReceiveRefused(String rule, Post receive) throws IOException {
-        Link link = connected(new Options());
+        Link link = connected(options());
         try {
             receive.post(link);
         } catch (FabricException e) {
@@ -981,38 +963,7 @@ public abstract class AbstractFabricConformanceTest {
      * slices; fails if a poll returns more.
      */
     protected static Completions await(CompletionQueue cq, int n) throws IOException {
-        Completions all = new Completions(Math.max(n, 1));
-        Completions batch = new Completions(Math.max(n, 1));
-        long deadline = System.nanoTime() + TIMEOUT_NANOS;
-        Semaphore signal = new Semaphore(0);
-        int got = 0;
-        while (got < n) {
-            int k = cq.poll(batch);
-            for (int i = 0; i < k; i++) {
-                if (got == n) {
-                    fail("more completions than the " + n + " expected: wr_id " + batch.wrId[i] + ", "
-                        + Completions.statusName(batch.status[i]));
-                }
-                all.wrId[got] = batch.wrId[i];
-                all.status[got] = batch.status[i];
-                all.opcode[got] = batch.opcode[i];
-                all.byteLen[got] = batch.byteLen[i];
-                all.imm[got] = batch.imm[i];
-                all.hasImm[got] = batch.hasImm[i];
-                all.qpNum[got] = batch.qpNum[i];
-                got++;
-            }
-            if (got < n && k == 0) {
-                if (System.nanoTime() - deadline > 0) {
-                    fail("only " + got + " of " + n + " completions within "
-                        + TimeUnit.NANOSECONDS.toSeconds(TIMEOUT_NANOS) + " s");
-                }
-                cq.requestNotify(signal::release);
-                acquireSlice(signal);
-            }
-        }
-        all.count(got);
-        return all;
+        return CompletionWaits.awaitExactly(cq, n, TIMEOUT_NANOS);
     }
 
     /** Waits until arming {@code cq} finds a completion pending, without polling it. */

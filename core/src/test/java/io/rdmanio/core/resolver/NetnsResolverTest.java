@@ -1,9 +1,9 @@
 package io.rdmanio.core.resolver;
 
-import io.rdmanio.core.testsupport.Netns;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmanio.core.testsupport.Netns;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

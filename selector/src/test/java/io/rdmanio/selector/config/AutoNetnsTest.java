@@ -1,10 +1,10 @@
 package io.rdmanio.selector.config;
 
-import io.rdmanio.core.testsupport.Netns;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rdmanio.core.testsupport.Netns;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -6,6 +6,7 @@ import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.EventChannel;
+import io.rdmanio.core.testsupport.CompletionWaits;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -66,42 +67,8 @@ final class Rdma {
         }
     }
 
-    /**
-     * Polls until {@code n} completions have been gathered into {@code out} (whose capacity must be at least
-     * {@code n}), waiting through the queue's notifier.
-     */
+    /** Polls until exactly {@code n} completions arrived, waiting through the queue's notifier. */
     static Completions awaitCompletions(CompletionQueue cq, int n) throws IOException, InterruptedException {
-        Completions all = new Completions(Math.max(n, 1));
-        Completions batch = new Completions(16);
-        int got = 0;
-        long deadline = System.nanoTime() + TIMEOUT_NANOS;
-        Semaphore signal = new Semaphore(0);
-        while (got < n) {
-            int k = cq.poll(batch);
-            for (int i = 0; i < k; i++) {
-                if (got == n) {
-                    fail("more completions than the " + n + " expected: wr_id " + batch.wrId[i] + " status "
-                        + Completions.statusName(batch.status[i]));
-                }
-                all.wrId[got] = batch.wrId[i];
-                all.status[got] = batch.status[i];
-                all.opcode[got] = batch.opcode[i];
-                all.byteLen[got] = batch.byteLen[i];
-                all.imm[got] = batch.imm[i];
-                all.hasImm[got] = batch.hasImm[i];
-                all.qpNum[got] = batch.qpNum[i];
-                got++;
-            }
-            if (got < n && k == 0) {
-                cq.requestNotify(signal::release);
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || !signal.tryAcquire(left, TimeUnit.NANOSECONDS)) {
-                    fail("only " + got + " of " + n + " completions within "
-                        + TimeUnit.NANOSECONDS.toSeconds(TIMEOUT_NANOS) + " s");
-                }
-            }
-        }
-        all.count(got);
-        return all;
+        return CompletionWaits.awaitExactly(cq, n, TIMEOUT_NANOS);
     }
 }

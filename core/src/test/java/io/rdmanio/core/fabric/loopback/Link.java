@@ -12,6 +12,7 @@ import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.fabric.MemoryRegion;
 import io.rdmanio.core.fabric.QueuePair;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -26,44 +27,7 @@ final class Link implements AutoCloseable {
 
     static final int REGION = 1 << 16;
 
-    /** Queue settings of a link. */
-    static final class Options {
-        int sendWr = 16;
-        int recvWr = 16;
-        int inline = 64;
-        int cqEntries = 256;
-        int access = MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE;
-        int serverReceives = 0;
-        int serverReceiveSize = 1024;
-
-        Options sendWr(int n) {
-            sendWr = n;
-            return this;
-        }
-
-        Options recvWr(int n) {
-            recvWr = n;
-            return this;
-        }
-
-        Options cqEntries(int n) {
-            cqEntries = n;
-            return this;
-        }
-
-        Options access(int a) {
-            access = a;
-            return this;
-        }
-
-        Options serverReceives(int n, int size) {
-            serverReceives = n;
-            serverReceiveSize = size;
-            return this;
-        }
-    }
-
-    final Options options;
+    final QueueOptions options;
     final LoopbackFabric serverFabric;
     final LoopbackFabric clientFabric;
     final EventChannel serverEvents;
@@ -81,7 +45,7 @@ final class Link implements AutoCloseable {
     final MemoryRegion serverMr;
     final Completions out = new Completions(64);
 
-    private Link(Options options) throws IOException {
+    private Link(QueueOptions options) throws IOException {
         this.options = options;
         serverFabric = open();
         clientFabric = open();
@@ -109,12 +73,12 @@ final class Link implements AutoCloseable {
     }
 
     /** A listener and a client with its queue pair; nothing sent yet. */
-    static Link unconnected(Options options) throws IOException {
+    static Link unconnected(QueueOptions options) throws IOException {
         return new Link(options);
     }
 
     /** A link whose client has sent its connect request, not yet accepted. */
-    static Link requested(Options options, ByteBuffer connectData) throws IOException {
+    static Link requested(QueueOptions options, ByteBuffer connectData) throws IOException {
         Link link = new Link(options);
         link.client.connect(link.listener.localAddress(), connectData);
         CmEvent request = expect(link.serverEvents, CmEvent.Type.CONNECT_REQUEST);
@@ -123,7 +87,7 @@ final class Link implements AutoCloseable {
     }
 
     /** A connected link; the server posted {@code options.serverReceives} receives before accepting. */
-    static Link connected(Options options) throws IOException {
+    static Link connected(QueueOptions options) throws IOException {
         Link link = requested(options, null);
         link.serverQp = link.server.createQueuePair(link.config(link.serverSendCq, link.serverRecvCq));
         for (int i = 0; i < options.serverReceives; i++) {
@@ -136,7 +100,7 @@ final class Link implements AutoCloseable {
     }
 
     static Link connected() throws IOException {
-        return connected(new Options().serverReceives(4, 1024));
+        return connected(new QueueOptions().serverReceives(4, 1024));
     }
 
     /** The next event of {@code channel}, which must be of {@code type}. */

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rdmanio.core.fabric.Completions;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import org.junit.jupiter.api.Test;
@@ -22,7 +23,7 @@ class LoopbackAllocationTest {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) bean;
         assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counters unsupported");
         threads.setThreadAllocatedMemoryEnabled(true);
-        try (Link link = Link.connected(new Link.Options().sendWr(16).recvWr(16).serverReceives(16, 64))) {
+        try (Link link = Link.connected(new QueueOptions().sendWr(16).recvWr(16).serverReceives(16, 64))) {
             Completions out = new Completions(16);
             run(link, out, ROUNDS / 4);
             long tid = Thread.currentThread().getId();

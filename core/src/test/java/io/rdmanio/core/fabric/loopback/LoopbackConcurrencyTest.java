@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.rdmanio.core.fabric.Completions;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CyclicBarrier;
@@ -89,8 +90,8 @@ class LoopbackConcurrencyTest {
 
     @Test
     void twoThreadsDrivingTwoConnectionsFromBothEnds() throws Exception {
-        try (Link a = Link.connected(new Link.Options().sendWr(16).recvWr(RECEIVES));
-             Link b = Link.connected(new Link.Options().sendWr(16).recvWr(RECEIVES))) {
+        try (Link a = Link.connected(new QueueOptions().sendWr(16).recvWr(RECEIVES));
+             Link b = Link.connected(new QueueOptions().sendWr(16).recvWr(RECEIVES))) {
             Flow flowA = new Flow(a);
             Flow flowB = new Flow(b);
             CyclicBarrier start = new CyclicBarrier(2);

@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.MemoryRegion;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.Set;
@@ -106,7 +107,7 @@ class LoopbackDataPathTest {
 
     @Test
     void disconnectFlushesEveryOutstandingRequestOfBothSides() throws IOException {
-        try (Link link = Link.connected(new Link.Options().serverReceives(3, 1024))) {
+        try (Link link = Link.connected(new QueueOptions().serverReceives(3, 1024))) {
             link.clientQp.postRecv(77, link.clientMr, 0, 100);
             link.clientQp.postSend(1, link.clientMr, 0, 10, 0);
             link.clientQp.postSend(2, link.clientMr, 0, 10, SIGNALED);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +31,7 @@ class LoopbackDisconnectRaceTest {
     }
 
     private static void runOnce(long disconnectAfter) throws Exception {
-        try (Link link = Link.connected(new Link.Options().sendWr(8).recvWr(RECEIVES).serverReceives(0, 64))) {
+        try (Link link = Link.connected(new QueueOptions().sendWr(8).recvWr(RECEIVES).serverReceives(0, 64))) {
             for (int i = 0; i < RECEIVES; i++) {
                 link.serverQp.postRecv(i, link.serverMr, i * 64, 64);
             }

@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +25,7 @@ class LoopbackFaultsTest {
 
     @Test
     void heldCompletionsWaitForReleaseKeepOrderAndReadThePayloadWhenReleased() throws IOException {
-        try (Link link = Link.connected(new Link.Options().serverReceives(4, 64))) {
+        try (Link link = Link.connected(new QueueOptions().serverReceives(4, 64))) {
             LoopbackFaults faults = link.clientFabric.faults();
             faults.holdCompletions();
             for (int i = 0; i < 3; i++) {
@@ -59,7 +60,7 @@ class LoopbackFaultsTest {
 
     /** Polls until {@code count} completions came through {@link Link#clientSendCq}; the sizes per poll. */
     private static List<Integer> drainRandomly(long seed) throws IOException {
-        try (Link link = Link.connected(new Link.Options().serverReceives(10, 64))) {
+        try (Link link = Link.connected(new QueueOptions().serverReceives(10, 64))) {
             LoopbackFaults faults = link.clientFabric.faults();
             faults.seed(seed);
             faults.releaseRandomly(0.3);
@@ -91,7 +92,7 @@ class LoopbackFaultsTest {
 
     @Test
     void batchedCompletionsComeInWholeBatchesOrOnRelease() throws IOException {
-        try (Link link = Link.connected(new Link.Options().serverReceives(8, 64))) {
+        try (Link link = Link.connected(new QueueOptions().serverReceives(8, 64))) {
             LoopbackFaults faults = link.clientFabric.faults();
             faults.batchCompletions(3);
             link.clientQp.postSend(0, link.clientMr, 0, 8, SIGNALED);
@@ -137,7 +138,7 @@ class LoopbackFaultsTest {
 
     @Test
     void droppedConnectionDisconnectsBothSidesAndFlushes() throws IOException {
-        try (Link link = Link.connected(new Link.Options().serverReceives(2, 64))) {
+        try (Link link = Link.connected(new QueueOptions().serverReceives(2, 64))) {
             link.clientFabric.faults().holdCompletions();
             link.clientQp.postSend(1, link.clientMr, 0, 8, 0);
             link.serverFabric.faults().dropConnection(link.serverQp.qpNum());
@@ -153,7 +154,7 @@ class LoopbackFaultsTest {
 
     @Test
     void frozenReceivesAreWithheldUntilThawed() throws IOException {
-        try (Link link = Link.connected(new Link.Options().serverReceives(0, 64))) {
+        try (Link link = Link.connected(new QueueOptions().serverReceives(0, 64))) {
             LoopbackFaults faults = link.serverFabric.faults();
             faults.freezeReceives(link.serverQp.qpNum());
             link.serverQp.postRecv(1, link.serverMr, 0, 64);
@@ -163,7 +164,7 @@ class LoopbackFaultsTest {
             link.expectOne(link.serverRecvCq, SUCCESS, OP_RECV);
             assertEquals(1, link.out.wrId[0], "withheld receives keep their order");
         }
-        try (Link link = Link.connected(new Link.Options().serverReceives(0, 64))) {
+        try (Link link = Link.connected(new QueueOptions().serverReceives(0, 64))) {
             link.serverFabric.faults().freezeReceives(link.serverQp.qpNum());
             link.serverQp.postRecv(1, link.serverMr, 0, 64);
             link.clientQp.postSend(1, link.clientMr, 0, 8, SIGNALED);

@@ -13,6 +13,7 @@ import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.QueuePair;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetAddress;
@@ -27,7 +28,7 @@ class LoopbackSetupTest {
 
     @Test
     void bindingAnAddressInUseThrowsBindException() throws IOException {
-        try (Link link = Link.unconnected(new Link.Options())) {
+        try (Link link = Link.unconnected(new QueueOptions())) {
             CmId other = link.serverFabric.createId(link.serverEvents);
             InetSocketAddress taken = link.listener.localAddress();
             BindException e = assertThrows(BindException.class, () -> other.bind(taken));
@@ -135,7 +136,7 @@ class LoopbackSetupTest {
 
     @Test
     void acceptAfterTheClientWentAwayFails() throws IOException {
-        try (Link link = Link.requested(new Link.Options(), null)) {
+        try (Link link = Link.requested(new QueueOptions(), null)) {
             link.server.createQueuePair(link.config(link.serverSendCq, link.serverRecvCq));
             link.client.close();
             FabricException e = assertThrows(FabricException.class, () -> link.server.accept(null));

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.FabricException;
 import io.rdmanio.core.fabric.MemoryRegion;
+import io.rdmanio.core.testsupport.QueueOptions;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,7 @@ class LoopbackStrictnessTest {
 
     @Test
     void sendQueueFullThrowsAndOnlyPolledCompletionsFreeSlots() throws IOException {
-        try (Link link = Link.connected(new Link.Options().sendWr(4).serverReceives(16, 64))) {
+        try (Link link = Link.connected(new QueueOptions().sendWr(4).serverReceives(16, 64))) {
             for (int i = 0; i < 4; i++) {
                 link.clientQp.postSend(i, link.clientMr, 0, 8, 0);
             }
@@ -46,7 +47,7 @@ class LoopbackStrictnessTest {
             assertThrows(FabricException.class, () -> link.clientQp.postSend(9, link.clientMr, 0, 8, SIGNALED));
             link.client.disconnect();
         }
-        try (Link link = Link.connected(new Link.Options().sendWr(4).serverReceives(16, 64))) {
+        try (Link link = Link.connected(new QueueOptions().sendWr(4).serverReceives(16, 64))) {
             for (int i = 0; i < 3; i++) {
                 link.clientQp.postSend(i, link.clientMr, 0, 8, 0);
             }
@@ -63,7 +64,7 @@ class LoopbackStrictnessTest {
 
     @Test
     void receiveQueueFullThrows() throws IOException {
-        try (Link link = Link.connected(new Link.Options().recvWr(3).serverReceives(3, 64))) {
+        try (Link link = Link.connected(new QueueOptions().recvWr(3).serverReceives(3, 64))) {
             FabricException e = assertThrows(FabricException.class,
                 () -> link.serverQp.postRecv(9, link.serverMr, 0, 64));
             assertTrue(e.getMessage().startsWith("receive queue full"), e.getMessage());
@@ -75,7 +76,7 @@ class LoopbackStrictnessTest {
 
     @Test
     void completionQueueOverrunFailsEveryQueuePairOnIt() throws IOException {
-        try (Link link = Link.connected(new Link.Options().cqEntries(3).recvWr(8).serverReceives(8, 64))) {
+        try (Link link = Link.connected(new QueueOptions().cqEntries(3).recvWr(8).serverReceives(8, 64))) {
             for (int i = 0; i < 4; i++) {
                 link.clientQp.postSend(i, link.clientMr, 0, 8, 0);
             }

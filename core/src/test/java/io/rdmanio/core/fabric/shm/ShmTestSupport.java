@@ -8,6 +8,7 @@ import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.Fabrics;
+import io.rdmanio.core.testsupport.CompletionWaits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -85,13 +86,7 @@ final class ShmTestSupport {
                 if (got >= out.capacity()) {
                     fail("more completions than expected");
                 }
-                out.wrId[got] = batch.wrId[i];
-                out.status[got] = batch.status[i];
-                out.opcode[got] = batch.opcode[i];
-                out.byteLen[got] = batch.byteLen[i];
-                out.imm[got] = batch.imm[i];
-                out.hasImm[got] = batch.hasImm[i];
-                out.qpNum[got] = batch.qpNum[i];
+                CompletionWaits.copy(batch, i, out, got);
             }
             if (got < n) {
                 if (System.nanoTime() - deadline > 0) {
