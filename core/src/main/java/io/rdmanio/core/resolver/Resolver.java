@@ -105,10 +105,22 @@ public final class Resolver implements AutoCloseable {
     /**
      * A fabric listener serves {@code address} (a wildcard address serves every address of this host on its
      * port): answer queries for it and announce it. Registering again replaces the endpoints and incarnation.
+     *
+     * @throws IllegalArgumentException when no fabric endpoint is given, or, when broadcasting, an shm endpoint
+     *                                  names no host identity ({@link HostIdentity#local()} is {@code null} until
+     *                                  the shm directory exists)
      */
     public void register(InetSocketAddress address, Endpoints endpoints, long incarnation) throws IOException {
         if (endpoints == null || endpoints.fabrics() == 0) {
             throw new IllegalArgumentException("register " + address + ": no fabric endpoint given");
+        }
+        if (broadcast != null && endpoints.shmRendezvous() != null && endpoints.shmHost() == null) {
+            // On the wire an shm record must name its host (ResolverCodec): every peer drops one without it as
+            // malformed, and with it the other records of its packet. Accepted here, the address would look
+            // unserved everywhere while this call succeeded, the only trace a counter on the other hosts.
+            throw new IllegalArgumentException("register " + address + ": the shm endpoint names no host identity,"
+                + " so peers could not tell whether they share its host (HostIdentity.local() is null until the shm"
+                + " directory, rdmanio.shm.dir or /dev/shm/rdmanio-UID, exists)");
         }
         registered.put(address, incarnation);
         for (ResolverBackend b : backends) {

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.testsupport.Netns;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -29,6 +33,13 @@ class NetnsResolverTest {
     private static final String C = Netns.address(2);
     private static final String KEY = "the cluster key, shared by a and b";
     private static boolean netem;
+    /**
+     * The shm directory every node names (rdmanio.shm.dir). A node's host identity is the boot id and this
+     * directory's device and inode, and it cannot be read while the directory is missing: the default,
+     * /dev/shm/rdmanio-UID, exists only once an shm listener with the default settings ran on this machine since
+     * boot, so a fresh machine registered an shm endpoint naming no host and every peer dropped it as malformed.
+     */
+    private static Path shmDir;
 
     private final List<Netns.Node> nodes = new ArrayList<>();
 
@@ -38,12 +49,18 @@ class NetnsResolverTest {
         Assumptions.assumeTrue(reason == null, reason);
         Netns.create(HOSTS.toArray(new String[0]));
         netem = Netns.netemAvailable("b");
+        shmDir = Files.createDirectory(Path.of("/dev/shm/rdmanio-t-" + Long.toHexString(
+            ThreadLocalRandom.current().nextLong())), PosixFilePermissions.asFileAttribute(
+            PosixFilePermissions.fromString("rwx------")));
     }
 
     @AfterAll
     static void removeHosts() throws Exception {
         if (Netns.unavailableReason() == null) {
             Netns.destroy();
+        }
+        if (shmDir != null) {
+            Files.deleteIfExists(shmDir);
         }
     }
 
@@ -58,7 +75,7 @@ class NetnsResolverTest {
 
     private Netns.Node node(String host, int port, String... extra) throws Exception {
         List<String> props = new ArrayList<>(List.of("rdmanio.resolver.port=" + port,
-            "rdmanio.resolver.timeoutMillis=300", "rdmanio.resolver.retries=2"));
+            "rdmanio.resolver.timeoutMillis=300", "rdmanio.resolver.retries=2", "rdmanio.shm.dir=" + shmDir));
         props.addAll(List.of(extra));
         Netns.Node n = new Netns.Node(host, props.stream().map(p -> "-D" + p).toList(), NetnsNode.class.getName());
         nodes.add(n);
@@ -91,7 +108,7 @@ class NetnsResolverTest {
         assertEquals("11", hit[3]);
         assertTrue(hit[5].contains("answer from /" + A), hit[5]);
         String[] shm = resolve(client, A + ":9001");
-        assertEquals("found", shm[2]);
+        assertEquals("found", shm[2], String.join(" ", shm) + "; client " + stats(client));
         // Namespaces share the kernel and /dev/shm: the shm endpoint names this host's identity.
         assertTrue(shm[5].contains("shm " + A + ":9001 on host[boot "), shm[5]);
 

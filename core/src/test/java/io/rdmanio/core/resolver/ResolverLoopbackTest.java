@@ -108,6 +108,17 @@ class ResolverLoopbackTest {
     }
 
     @Test
+    void anShmEndpointWithoutAHostIdentityIsRefusedWhenRegistered() throws Exception {
+        Resolver server = open(settings(), DatagramPort.SYSTEM);
+        // Its record would be dropped as malformed by every peer: the address would look unserved everywhere.
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+            () -> server.register(served, Endpoints.shm(null, served), 1));
+        assertTrue(e.getMessage().contains("names no host identity"), e.getMessage());
+        assertEquals(0, server.stats().announcesSent.sum(), "nothing was announced");
+        assertEquals(null, server.cached(served));
+    }
+
+    @Test
     void anAnnouncementReplacesANegativeEntryAndAWithdrawalRemovesIt() throws Exception {
         Resolver server = open(settings(), DatagramPort.SYSTEM);
         Resolver client = open(settings(), DatagramPort.SYSTEM);
