@@ -4,7 +4,6 @@ import static io.rdmanio.core.protocol.FrameDescriptor.HEADER_LENGTH;
 import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_CREDIT;
 import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_DATA;
 import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_FIN;
-import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_HELLO;
 
 import io.netty.buffer.ByteBuf;
 import io.rdmanio.core.Logs;
@@ -64,9 +63,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private static final byte KIND_INLINE = 2;
 
     static final int CONNECTING = 0;
-    static final int HANDSHAKE = 1;
-    static final int OPEN = 2;
-    static final int CLOSED = 3;
+    static final int OPEN = 1;
+    static final int CLOSED = 2;
 
     private final FabricEngine engine;
     private final SlotPool pool;
@@ -138,7 +136,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private volatile boolean disconnectHint;
     private boolean userClosed;
     private boolean tornDown;
-    private boolean helloReceived;
+    /**
+     * Client only: receive completions that arrived before ESTABLISHED was processed (the server may send as soon
+     * as it saw this side's answer, and a fabric orders completions and events independently), as
+     * (receive index, status, length) triples, replayed in order once the server's handshake gives the window.
+     * Allocated at the first such frame: never on the data path.
+     */
+    private int[] early;
+    private int earlyCount;
     private boolean finReceived;
     /**
      * DISCONNECTED arrived before FIN while receives were still posted: their completions (possibly the FIN, or
@@ -266,8 +271,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 c.connectedOnce = true;
             }
             engine.register(id, c);
-            // The server's parameters travel in its HELLO: some fabrics carry no private data on accept.
-            id.accept(ByteBuffer.allocate(0));
+            // The server's parameters travel with its accept: the client may send as soon as it is established.
+            id.accept(HandshakeDescriptor.allocate(HandshakeDescriptor.VERSION, HandshakeDescriptor.REASON_NONE,
+                c.slotSize, c.dataSlots, c.controlSlots, c.incarnation));
         } catch (IOException | RuntimeException e) {
             // Refused with the cause before the id goes: a client told only that the request was dropped cannot
             // tell a full server from a broken one.
@@ -380,6 +386,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         if (failure != null) {
             return;
         }
+        if (credit == null) {
+            // A client whose ESTABLISHED is still on its way: the frame waits for the server's handshake.
+            if (early == null) {
+                early = new int[3 * recvCount];
+            }
+            early[earlyCount++] = i;
+            early[earlyCount++] = status;
+            early[earlyCount++] = byteLen;
+            return;
+        }
         int slot = recvIds[i];
         ByteBuffer buf = pool.buffer(slot);
         int off = pool.offset(slot);
@@ -389,22 +405,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             return;
         }
         int type = FrameDescriptor.type(buf, off);
-        if (type == TYPE_HELLO) {
-            if (!client) {
-                protocolErrorLocked("HELLO sent to the accepting side");
-                return;
-            }
-            if (helloReceived) {
-                protocolErrorLocked("second HELLO");
-                return;
-            }
-            if (!acceptHelloLocked(buf, off + HEADER_LENGTH)) {
-                return;
-            }
-        } else if (credit == null) {
-            protocolErrorLocked(FrameDescriptor.typeName(type) + " frame before HELLO");
-            return;
-        } else if (finReceived && (type == TYPE_DATA || type == TYPE_FIN)) {
+        if (finReceived && (type == TYPE_DATA || type == TYPE_FIN)) {
             protocolErrorLocked(FrameDescriptor.typeName(type) + " frame after FIN");
             return;
         }
@@ -439,33 +440,37 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 readEvent = true;
                 postRecvLocked(i);
                 break;
-            case TYPE_HELLO:
-                helloReceived = true;
-                state = OPEN;
-                engine.connectionsOpened.incrementAndGet();
-                Recorder.connectionOpened(engine.fabricName(), remote, client,
-                    System.nanoTime() - createdNanos);
-                postRecvLocked(i);
-                break;
             default:
                 postRecvLocked(i);
                 break;
         }
     }
 
-    /** Checks the server's HELLO and sets up the credit window from it. */
-    private boolean acceptHelloLocked(ByteBuffer buf, int off) {
-        int reason = HandshakeDescriptor.check(buf, off, HandshakeDescriptor.LENGTH, slotSize);
+    /**
+     * Client, at ESTABLISHED: checks the server's handshake (its accept's private data), sets up the credit window
+     * from it, and opens the connection; then replays the frames that came first.
+     */
+    private void acceptServerHandshakeLocked(ByteBuffer pd) {
+        ByteBuffer b = pd == null ? ByteBuffer.allocate(0) : pd.duplicate().order(FrameDescriptor.BYTE_ORDER);
+        int off = b.position();
+        int reason = HandshakeDescriptor.check(b, off, b.remaining(), slotSize);
         if (reason != HandshakeDescriptor.REASON_NONE) {
             engine.protocolErrors.incrementAndGet();
-            failLocked(new ConnectException("rdmanio handshake with " + remote + " failed: the server's HELLO has "
-                + HandshakeDescriptor.describe(reason, buf, off, HandshakeDescriptor.LENGTH, slotSize)), false);
-            return false;
+            failLocked(new ConnectException("rdmanio handshake with " + remote + " failed: the server's accept has "
+                + HandshakeDescriptor.describe(reason, b, off, b.remaining(), slotSize)), false);
+            return;
         }
-        credit = new CreditWindow(dataSlots, controlSlots, HandshakeDescriptor.dataSlots(buf, off),
-            HandshakeDescriptor.controlSlots(buf, off));
-        connectedOnce = true;
-        return true;
+        credit = new CreditWindow(dataSlots, controlSlots, HandshakeDescriptor.dataSlots(b, off),
+            HandshakeDescriptor.controlSlots(b, off));
+        state = OPEN;
+        engine.connectionsOpened.incrementAndGet();
+        Recorder.connectionOpened(engine.fabricName(), remote, client, System.nanoTime() - createdNanos);
+        int n = earlyCount;
+        earlyCount = 0;
+        for (int k = 0; k < n && failure == null; k += 3) {
+            onReceiveLocked(early[k], early[k + 1], early[k + 2]);
+        }
+        early = null;
     }
 
     private void onSendLocked(long low, int status) {
@@ -529,19 +534,22 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             switch (e.type()) {
                 case ESTABLISHED:
+                    // The fabric connected the queue pairs: their posted receives are the fabric's until flushed.
                     connectedOnce = true;
+                    if (state != CONNECTING || failure != null) {
+                        break;
+                    }
                     if (client) {
-                        if (state == CONNECTING) {
-                            state = HANDSHAKE;
-                        }
-                    } else if (state == CONNECTING && failure == null) {
+                        acceptServerHandshakeLocked(e.privateData());
+                    } else {
                         state = OPEN;
                         engine.connectionsOpened.incrementAndGet();
                         Recorder.connectionOpened(engine.fabricName(), remote, client,
                             System.nanoTime() - createdNanos);
-                        postControlLocked(TYPE_HELLO);
                         enqueue = !userClosed;
                     }
+                    // Credit owed for frames that came before (the client may send as soon as it is established).
+                    flushLocked();
                     break;
                 case REJECTED: {
                     ByteBuffer pd = e.privateData();
@@ -709,13 +717,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         int entry = (int) (controlPostSeq % controlEntries);
         ByteBuffer buf = pool.buffer(controlSlotId);
         int off = pool.offset(controlSlotId) + entry * CONTROL_ENTRY;
-        int payload = type == TYPE_HELLO ? HandshakeDescriptor.LENGTH : 0;
+        int payload = 0;
         credit.onSend(type);
         FrameDescriptor.writeHeader(buf, off, type, payload, credit.dataGranted(), credit.controlGranted());
-        if (type == TYPE_HELLO) {
-            HandshakeDescriptor.write(buf, off + HEADER_LENGTH, HandshakeDescriptor.VERSION,
-                HandshakeDescriptor.REASON_NONE, slotSize, dataSlots, controlSlots, incarnation);
-        }
         controlPostSeq++;
         boolean signal = forceSignal || type == TYPE_FIN || controlFree() == 0;
         if (!postSendLocked(KIND_CONTROL, controlSlotId, off, HEADER_LENGTH + payload, signal)) {
@@ -1327,7 +1331,6 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         synchronized (lock) {
             StringBuilder st = new StringBuilder(switch (state) {
                 case CONNECTING -> "connecting";
-                case HANDSHAKE -> "handshake";
                 case OPEN -> "open";
                 default -> "closed";
             });

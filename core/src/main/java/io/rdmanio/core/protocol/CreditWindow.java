@@ -7,7 +7,7 @@ package io.rdmanio.core.protocol;
  * Each direction has two cumulative u64 counters, carried in every frame header: {@code dataCredit}, the data
  * receive slots the receiver has ever made available, and {@code controlCredit}, the control receive slots ever
  * made available. They start at the slot counts of the handshake and only grow. A sender may send DATA while
- * {@code peerDataCredit - dataSent > 0} and a control frame (CREDIT, FIN, HELLO) while
+ * {@code peerDataCredit - dataSent > 0} and a control frame (CREDIT, FIN) while
  * {@code peerControlCredit - controlSent > 0}; the differences are of signed longs that never wrap.
  *
  * <h2>Why two counters</h2>
@@ -37,7 +37,7 @@ package io.rdmanio.core.protocol;
  * rule-(b) frame only if this frame used this side's last credit; that answer advertises at least two grants
  * too, after which this side sees the peer holding {@code C - 1 >= 1} credits and stays quiet. So a CREDIT frame
  * answers a CREDIT frame at most once, and a chain of them starts only from a frame the application caused (a
- * read that freed data slots, a FIN, the HELLO). When nobody reads, nothing starts a chain: both sides go quiet.
+ * read that freed data slots, a FIN). When nobody reads, nothing starts a chain: both sides go quiet.
  *
  * <h2>Why the receiver never overflows</h2>
  * The receiver posts {@code D + C + 1} receives and reposts one for each frame consumed (control at once, data
@@ -112,7 +112,7 @@ public final class CreditWindow {
         return peerDataCredit - dataSent > 0;
     }
 
-    /** Whether an ordinary control frame (HELLO, FIN, CREDIT for data) may be sent. */
+    /** Whether an ordinary control frame (FIN, CREDIT for data) may be sent. */
     public boolean canSendControl() {
         return peerControlCredit - controlSent > 0;
     }

@@ -51,8 +51,10 @@ public final class FrameDescriptor {
     public static final int TYPE_CREDIT = 2;
     /** End of this direction's stream (payload length 0); consumes a control credit. */
     public static final int TYPE_FIN = 3;
-    /** The server's handshake parameters ({@link HandshakeDescriptor} as payload); consumes a control credit. */
-    public static final int TYPE_HELLO = 4;
+    /*
+     * Type 4 was HELLO in protocol version 1 (the server's handshake as the first frame); since version 2 it
+     * travels with the server's accept, and 4 is an unknown type like any other.
+     */
 
     /** Smallest slot: a header plus a useful payload. Slot sizes must also be powers of two. */
     public static final int MIN_SLOT_SIZE = 256;
@@ -82,7 +84,7 @@ public final class FrameDescriptor {
 
     /** Whether {@code type} is a control frame (consumes control credit). */
     public static boolean isControl(int type) {
-        return type == TYPE_CREDIT || type == TYPE_FIN || type == TYPE_HELLO;
+        return type == TYPE_CREDIT || type == TYPE_FIN;
     }
 
     public static String typeName(int type) {
@@ -90,7 +92,6 @@ public final class FrameDescriptor {
             case TYPE_DATA: return "DATA";
             case TYPE_CREDIT: return "CREDIT";
             case TYPE_FIN: return "FIN";
-            case TYPE_HELLO: return "HELLO";
             default: return "type " + type;
         }
     }
@@ -144,7 +145,7 @@ public final class FrameDescriptor {
             return "truncated frame: " + byteLen + " bytes received, a header needs " + HEADER_LENGTH;
         }
         int type = type(buf, offset);
-        if (type < TYPE_DATA || type > TYPE_HELLO) {
+        if (type < TYPE_DATA || type > TYPE_FIN) {
             return "unknown frame type " + type;
         }
         int flags = flags(buf, offset);
@@ -167,9 +168,6 @@ public final class FrameDescriptor {
         }
         if ((type == TYPE_CREDIT || type == TYPE_FIN) && length != 0) {
             return "payload length " + length + " in a " + typeName(type) + " frame (must be 0)";
-        }
-        if (type == TYPE_HELLO && length != HandshakeDescriptor.LENGTH) {
-            return "payload length " + length + " in a HELLO frame (must be " + HandshakeDescriptor.LENGTH + ")";
         }
         return null;
     }

@@ -12,7 +12,7 @@ import java.nio.ByteBuffer;
 
 /**
  * Layout of the handshake: a connection's parameters, sent by the client as connect private data, by the server
- * as the payload of its HELLO frame, and (with a reason code) as reject private data.
+ * as accept private data, and (with a reason code) as reject private data.
  *
  * <pre>
  *   0                   1                   2                   3
@@ -36,7 +36,7 @@ import java.nio.ByteBuffer;
  * </pre>
  *
  * <p>Little-endian, as frames. {@link #LENGTH} must fit {@code CmId.MAX_PRIVATE_DATA} (56 bytes). The reason code
- * is zero in a request and in HELLO; in a rejection it names the rule broken, and the other fields carry the
+ * is zero in a request and in an accept; in a rejection it names the rule broken, and the other fields carry the
  * server's own values so the client can name both.
  *
  * <p>Stateless and thread-safe.
@@ -44,8 +44,11 @@ import java.nio.ByteBuffer;
 public final class HandshakeDescriptor {
 
     public static final int MAGIC = 0x4E4D4452;
-    /** The protocol version this build speaks. */
-    public static final int VERSION = 1;
+    /**
+     * The protocol version this build speaks. Version 2 carries the server's handshake in its accept; version 1 sent
+     * it as a first frame (HELLO), one wake-up later for the client.
+     */
+    public static final int VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;

@@ -58,8 +58,8 @@ class BadPeerTest {
             }, "DATA frame after FIN"),
             Arguments.of("payload on CREDIT", (Misdeed) raw -> raw.send(TYPE_CREDIT, 0, 0, 4, HEADER_LENGTH + 4, 4, 2),
                 "payload length 4 in a CREDIT frame (must be 0)"),
-            Arguments.of("HELLO to the server", (Misdeed) raw -> raw.sendHello(raw.handshake(1), 4, 2),
-                "HELLO sent to the accepting side"));
+            Arguments.of("version 1's HELLO", (Misdeed) raw -> raw.send(4, 0, 0, HandshakeDescriptor.LENGTH,
+                HEADER_LENGTH + HandshakeDescriptor.LENGTH, 4, 2), "unknown frame type 4"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -118,50 +118,71 @@ class BadPeerTest {
     @Test
     void aClientOfAnotherVersionIsRejectedWithTheReason() throws Exception {
         try (Pair p = new Pair(CONFIG); RawPeer raw = new RawPeer(p.fabric, SLOT)) {
-            CmEvent e = raw.connect(p, p.listener.localAddress(), raw.handshake(2));
+            CmEvent e = raw.connect(p, p.listener.localAddress(), raw.handshake(1));
             assertEquals(CmEvent.Type.REJECTED, e.type());
             ByteBuffer reject = e.privateData().duplicate().order(BYTE_ORDER);
             assertEquals(HandshakeDescriptor.REASON_VERSION, HandshakeDescriptor.reason(reject, reject.position()));
             assertEquals("rdmanio handshake rejected by " + p.listener.localAddress()
-                    + ": protocol version 2 not supported (server speaks 1)",
-                HandshakeDescriptor.describeRejection(p.listener.localAddress(), reject, raw.handshake(2)));
+                    + ": protocol version 1 not supported (server speaks 2)",
+                HandshakeDescriptor.describeRejection(p.listener.localAddress(), reject, raw.handshake(1)));
             assertNull(p.listener.accept());
             assertEquals(0, p.server.pool().slotsInUse());
         }
     }
 
     @Test
-    void aHelloOfAnotherVersionFailsTheConnect() throws Exception {
+    void anAcceptOfAnotherVersionFailsTheConnect() throws Exception {
         try (Pair p = new Pair(CONFIG); RawPeer raw = new RawPeer(p.fabric, SLOT)) {
             Connection c = p.client.connect(raw.listen(), ConnectionOptions.DEFAULT);
-            ByteBuffer request = raw.acceptOne(p);
+            ByteBuffer request = raw.acceptOne(p, raw.handshake(1));
             assertEquals(HandshakeDescriptor.VERSION, HandshakeDescriptor.version(request, request.position()));
-            raw.sendHello(HandshakeDescriptor.allocate(2, 0, SLOT, 4, 2, 7), 4, 2);
             ConnectException failure = awaitConnectFailure(p, raw, c);
-            assertEquals("rdmanio handshake with " + c.remoteAddress() + " failed: the server's HELLO has protocol"
-                + " version 2 not supported (this side speaks 1)", failure.getMessage());
+            assertEquals("rdmanio handshake with " + c.remoteAddress() + " failed: the server's accept has protocol"
+                + " version 1 not supported (this side speaks 2)", failure.getMessage());
             p.await("teardown", () -> p.client.pool().slotsInUse() == 0);
         }
     }
 
     @Test
-    void aSecondHelloFailsTheConnection() throws Exception {
+    void anAcceptWithoutAHandshakeFailsTheConnect() throws Exception {
+        try (Pair p = new Pair(CONFIG); RawPeer raw = new RawPeer(p.fabric, SLOT)) {
+            Connection c = p.client.connect(raw.listen(), ConnectionOptions.DEFAULT);
+            raw.acceptOne(p, ByteBuffer.allocate(0));
+            ConnectException failure = awaitConnectFailure(p, raw, c);
+            assertTrue(failure.getMessage().startsWith("rdmanio handshake with " + c.remoteAddress()
+                + " failed: the server's accept has "), failure.getMessage());
+            p.await("teardown", () -> p.client.pool().slotsInUse() == 0);
+        }
+    }
+
+    @Test
+    void framesTheServerSendsBeforeTheClientSeesEstablishedAreKeptInOrder() throws Exception {
         try (Pair p = new Pair(CONFIG); RawPeer raw = new RawPeer(p.fabric, SLOT)) {
             Connection c = p.client.connect(raw.listen(), ConnectionOptions.DEFAULT);
             raw.acceptOne(p);
-            raw.sendHello(HandshakeDescriptor.allocate(1, 0, SLOT, 4, 2, 7), 4, 2);
-            p.await("connected", () -> {
+            // Sent at once after the accept: the client's engine may meet them before its ESTABLISHED.
+            raw.send(TYPE_DATA, 0, 0, 5, HEADER_LENGTH + 5, 4, 2);
+            raw.send(TYPE_DATA, 0, 0, 3, HEADER_LENGTH + 3, 4, 2);
+            raw.send(TYPE_FIN, 0);
+            ByteBuffer got = ByteBuffer.allocate(16);
+            long[] end = {0};
+            p.await("eight bytes, then the end", () -> {
                 try {
                     raw.pollCq();
-                    return c.finishConnect();
+                    if (!c.finishConnect()) {
+                        return false;
+                    }
+                    long n = Pair.read(c, got);
+                    if (n < 0) {
+                        end[0] = n;
+                    }
+                    return end[0] < 0;
                 } catch (IOException x) {
                     throw new AssertionError(x);
                 }
             });
-            raw.sendHello(HandshakeDescriptor.allocate(1, 0, SLOT, 4, 2, 7), 4, 2);
-            IOException failure = p.awaitFailure(c);
-            assertEquals("protocol error from " + c.remoteAddress() + ": second HELLO", failure.getMessage());
-            p.await("teardown", () -> p.client.pool().slotsInUse() == 0);
+            assertEquals(8, got.position());
+            assertEquals(0, p.client.stats().protocolErrors());
         }
     }
 

@@ -67,7 +67,7 @@ final class RawPeer implements AutoCloseable {
         return awaitEvent(pump);
     }
 
-    /** A valid client handshake: version 1, the engine's slot size, 4 data and 2 control slots. */
+    /** A handshake of {@code version} with the engine's slot size, 4 data and 2 control slots. */
     ByteBuffer handshake(int version) {
         return HandshakeDescriptor.allocate(version, 0, slot, 4, 2, 42);
     }
@@ -80,15 +80,22 @@ final class RawPeer implements AutoCloseable {
         return listenId.localAddress();
     }
 
-    /** Accepts the next connect request (without checking it) and returns the client's handshake. */
+    /**
+     * Accepts the next connect request (without checking it) with a valid server handshake and returns the client's.
+     */
     ByteBuffer acceptOne(Pair p) throws IOException {
+        return acceptOne(p, handshake(HandshakeDescriptor.VERSION));
+    }
+
+    /** Accepts the next connect request with {@code privateData} as the server's handshake. */
+    ByteBuffer acceptOne(Pair p, ByteBuffer privateData) throws IOException {
         CmEvent e = awaitEvent(p);
         if (e.type() != CmEvent.Type.CONNECT_REQUEST) {
             fail("expected a connect request, got " + e);
         }
         id = e.id();
         setUpQp(id);
-        id.accept(ByteBuffer.allocate(0));
+        id.accept(privateData);
         CmEvent est = awaitEvent(p);
         if (est.type() != CmEvent.Type.ESTABLISHED) {
             fail("expected ESTABLISHED, got " + est);
@@ -146,18 +153,6 @@ final class RawPeer implements AutoCloseable {
     /** Sends a well-formed frame with the initial credits of {@link #handshake}. */
     void send(int type, int payload) throws IOException {
         send(type, 0, 0, payload, FrameDescriptor.HEADER_LENGTH + payload, 4, 2);
-    }
-
-    /** Sends a HELLO carrying {@code hello} as payload, with the given credits. */
-    void sendHello(ByteBuffer hello, long dataCredit, long controlCredit) throws IOException {
-        int off = (RECV_SLOTS + 2 * (nextSend++ % SEND_SLOTS)) * slot;
-        FrameDescriptor.writeHeader(mem, off, FrameDescriptor.TYPE_HELLO, HandshakeDescriptor.LENGTH, dataCredit,
-            controlCredit);
-        for (int i = 0; i < HandshakeDescriptor.LENGTH; i++) {
-            mem.put(off + FrameDescriptor.HEADER_LENGTH + i, hello.get(hello.position() + i));
-        }
-        qp.postSend(1000 + nextSend, region, off, FrameDescriptor.HEADER_LENGTH + HandshakeDescriptor.LENGTH,
-            QueuePair.SIGNALED);
     }
 
     @Override

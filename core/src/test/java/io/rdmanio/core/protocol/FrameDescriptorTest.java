@@ -41,8 +41,6 @@ class FrameDescriptorTest {
         assertNull(checkHeader(frame(TYPE_DATA, SLOT - HEADER_LENGTH, 1, 2), 8, SLOT, SLOT));
         assertNull(checkHeader(frame(TYPE_CREDIT, 0, 1, 2), 8, HEADER_LENGTH, SLOT));
         assertNull(checkHeader(frame(TYPE_FIN, 0, 1, 2), 8, HEADER_LENGTH, SLOT));
-        assertNull(checkHeader(frame(TYPE_HELLO, HandshakeDescriptor.LENGTH, 1, 2), 8,
-            HEADER_LENGTH + HandshakeDescriptor.LENGTH, SLOT));
     }
 
     @Test
@@ -72,8 +70,9 @@ class FrameDescriptorTest {
             checkHeader(frame(TYPE_CREDIT, 4, 1, 2), 8, 28, SLOT));
         assertEquals("payload length 4 in a FIN frame (must be 0)",
             checkHeader(frame(TYPE_FIN, 4, 1, 2), 8, 28, SLOT));
-        assertEquals("payload length 0 in a HELLO frame (must be 32)",
-            checkHeader(frame(TYPE_HELLO, 0, 1, 2), 8, 24, SLOT));
+        // Version 1's HELLO: the server's handshake now travels with its accept.
+        assertEquals("unknown frame type 4", checkHeader(frame(4, HandshakeDescriptor.LENGTH, 1, 2), 8,
+            HEADER_LENGTH + HandshakeDescriptor.LENGTH, SLOT));
     }
 
     @Test

@@ -30,7 +30,7 @@ class HandshakeDescriptorTest {
         ByteBuffer bad = allocate(VERSION, 0, 16384, 32, 2, 1);
         bad.putInt(0, 7);
         assertEquals(REASON_BAD_MAGIC, check(bad, 0, LENGTH, 16384));
-        assertEquals(REASON_VERSION, check(allocate(2, 0, 16384, 32, 2, 1), 0, LENGTH, 16384));
+        assertEquals(REASON_VERSION, check(allocate(1, 0, 16384, 32, 2, 1), 0, LENGTH, 16384));
         assertEquals(REASON_SLOT_SIZE, check(allocate(VERSION, 0, 4096, 32, 2, 1), 0, LENGTH, 16384));
         assertEquals(REASON_SLOT_COUNT, check(allocate(VERSION, 0, 16384, 0, 2, 1), 0, LENGTH, 16384));
         assertEquals(REASON_SLOT_COUNT, check(allocate(VERSION, 0, 16384, 32, 1, 1), 0, LENGTH, 16384));
@@ -42,16 +42,16 @@ class HandshakeDescriptorTest {
     @Test
     void rejectionNamesBothValues() {
         InetSocketAddress server = new InetSocketAddress("127.0.0.1", 5555);
-        ByteBuffer request = allocate(2, 0, 16384, 32, 2, 1);
+        ByteBuffer request = allocate(1, 0, 16384, 32, 2, 1);
         ByteBuffer reject = allocate(VERSION, REASON_VERSION, 16384, 32, 2, 9);
-        assertEquals("rdmanio handshake rejected by /127.0.0.1:5555: protocol version 2 not supported (server speaks 1)",
+        assertEquals("rdmanio handshake rejected by /127.0.0.1:5555: protocol version 1 not supported (server speaks 2)",
             describeRejection(server, reject, request));
         request = allocate(VERSION, 0, 4096, 32, 2, 1);
         reject = allocate(VERSION, REASON_SLOT_SIZE, 16384, 32, 2, 9);
         assertEquals("rdmanio handshake rejected by /127.0.0.1:5555: slot size 4096 not accepted (server uses 16384)",
             describeRejection(server, reject, request));
-        assertEquals("protocol version 2 not supported (this side speaks 1)",
-            describe(REASON_VERSION, allocate(2, 0, 16384, 32, 2, 1), 0, LENGTH, 16384));
+        assertEquals("protocol version 1 not supported (this side speaks 2)",
+            describe(REASON_VERSION, allocate(1, 0, 16384, 32, 2, 1), 0, LENGTH, 16384));
     }
 
     @Test
