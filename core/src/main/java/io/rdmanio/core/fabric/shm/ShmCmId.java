@@ -13,7 +13,6 @@ import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SelectionKey;
@@ -45,9 +44,10 @@ import jdk.net.UnixDomainPrincipal;
  * <pre>{@code
  *   connecting side                      accepting side
  *   connect(): REQUEST  ---------------> checks user (SO_PEERCRED), boot id, shm directory; CONNECT_REQUEST
- *                       <--------------- accept(): creates and maps the ring file, publishes its receives: ACCEPT
- *   maps the ring file, publishes its receives, ESTABLISHED
- *              READY    ---------------> closes the ring file's descriptor; ESTABLISHED
+ *                       <--------------- accept(): takes a cell of its ring arena for this peer, publishes its
+ *                                        receives: ACCEPT (the arena's descriptor and the cell's offset)
+ *   maps the arena (once per arena), publishes its receives, ESTABLISHED
+ *              READY    ---------------> ESTABLISHED
  *                       <--------------- or reject(): REJECT (private data)
  *   either side: DISCONNECT (cause)  <-> the other answers DISCONNECT; the socket closes after both
  * }</pre>
@@ -63,14 +63,15 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
     static final int MAGIC = 0x53484d43; // "SHMC"
-    static final int VERSION = 1;
+    /** 2: the rings are a cell of the accepting side's ring arena (1: a file per connection). */
+    static final int VERSION = 2;
 
     private static final int IDLE = 0;
     private static final int BOUND = 1;
     private static final int LISTENING = 2;
     private static final int CONNECTING = 3;
     private static final int REQUESTED = 4;
-    /** Passive side: accepted, waiting for the peer to map the ring file. */
+    /** Passive side: accepted, waiting for the peer to map the rings. */
     private static final int ACCEPTING = 5;
     private static final int CONNECTED = 6;
     /** The connection failed or was disconnected. */
@@ -116,8 +117,6 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     private int peerDirFd;
     private long peerDirInode;
     private int peerCapacity;
-    /** Passive side: the ring file, open until the peer has mapped it. */
-    private ShmFile ringFile;
     private boolean sentDisconnect;
     private boolean receivedDisconnect;
     private boolean reportedDisconnect;
@@ -730,7 +729,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         channel.post(new CmEvent(CmEvent.Type.CONNECT_REQUEST, child, this, data, null));
     }
 
-    /** Active side: the listener accepted; map the ring file and go. */
+    /** Active side: the listener accepted; map the rings (their arena, once) and go. */
     private void onAccept(ByteBuffer b) {
         CmEvent event;
         ShmLink l;
@@ -753,20 +752,27 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 long nonce = b.getLong();
                 int dirFd = b.getInt();
                 long dirInode = b.getLong();
-                int ringFd = b.getInt();
-                long ringInode = b.getLong();
+                int arenaFd = b.getInt();
+                long arenaInode = b.getLong();
+                int arenaLength = b.getInt();
+                int ringOffset = b.getInt();
                 long ringNonce = b.getLong();
                 int cap0 = b.getInt();
                 int cap1 = b.getInt();
                 data = ShmLink.getBytes(b);
                 if (failure == null && cap1 != qp.recvCapacity) {
-                    failure = "the listener's ring file has capacity " + cap1 + " for this side, expected "
+                    failure = "the listener's rings have capacity " + cap1 + " for this side, expected "
                         + qp.recvCapacity;
+                }
+                int ringLength = failure == null ? ShmRingsDescriptor.fileLength(cap0, cap1) : 0;
+                if (failure == null && (ringOffset < 0 || ringOffset % 4096 != 0 || arenaLength < ringLength
+                    || ringOffset > arenaLength - ringLength)) {
+                    failure = "the listener's ring cell at " + ringOffset + " (" + ringLength + " bytes) is not in"
+                        + " its " + arenaLength + "-byte ring arena";
                 }
                 if (failure == null) {
                     peer = fabric.acquirePeer(pid, nonce, dirFd, dirInode);
-                    MappedByteBuffer ring = ShmFile.mapPeer(pid, ringFd, ringInode,
-                        ShmRingsDescriptor.fileLength(cap0, cap1));
+                    ByteBuffer ring = peer.arena(arenaFd, arenaInode, arenaLength).slice(ringOffset, ringLength);
                     failure = ShmRingsDescriptor.checkHeader(ring, ringNonce, cap0, cap1);
                     if (failure == null) {
                         qp.attach(ring, ringNonce, 1, cap0, cap1, peer, l);
@@ -780,7 +786,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 failure = listenerPid > 0 && ShmHost.isGone(listenerPid)
                     ? "the listener at " + remote + " went away before the connection was set up (its process "
                         + listenerPid + " is gone)"
-                    : "cannot join the listener's ring file: " + e;
+                    : "cannot join the listener's rings: " + e;
             }
             if (peer != null) {
                 fabric.releasePeer(peer);
@@ -820,20 +826,14 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         channel.post(new CmEvent(CmEvent.Type.REJECTED, this, null, data, reason));
     }
 
-    /** Passive side: the peer mapped the ring file; the connection is up. */
+    /** Passive side: the peer mapped the rings; the connection is up. */
     private void onReady() {
-        ShmFile ring;
         synchronized (this) {
             if (state != ACCEPTING) {
                 return;
             }
-            ring = ringFile;
-            ringFile = null;
             qp.ready();
             state = CONNECTED;
-        }
-        if (ring != null) {
-            ring.close();
         }
         channel.post(new CmEvent(CmEvent.Type.ESTABLISHED, this, null, EMPTY, null));
     }
@@ -920,7 +920,6 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         boolean report;
         boolean closeLink;
         ShmLink l;
-        ShmFile ring;
         synchronized (this) {
             l = link;
             send = l != null && !sentDisconnect;
@@ -935,11 +934,6 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             if (closeLink) {
                 link = null;
             }
-            ring = ringFile;
-            ringFile = null;
-        }
-        if (ring != null) {
-            ring.close();
         }
         if (send) {
             ByteBuffer b = ByteBuffer.allocate(600);
@@ -971,35 +965,41 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 throw new FabricException("accept needs a fresh queue pair; " + q + " is in the error state");
             }
             ShmPeer peer = null;
-            ShmFile ring;
+            ShmRingArena.Cell cell = null;
+            boolean limit = false;
             int cap0 = q.recvCapacity;
             int cap1 = peerCapacity;
             try {
-                ring = ShmFile.create(fabric.newFilePath('q'), ShmRingsDescriptor.fileLength(cap0, cap1),
-                    fabric.group);
-            } catch (IOException | RuntimeException e) {
-                // This process's limit, not the peer's doing: the request stays open so that the caller can
-                // reject it with the reason.
-                throw ShmFabric.limitReached(e, "cannot create the ring file of a connection from " + remote);
-            }
-            try {
                 peer = fabric.acquirePeer(peerPid, peerNonce, peerDirFd, peerDirInode);
+                try {
+                    cell = peer.takeCell(fabric, ShmRingsDescriptor.fileLength(cap0, cap1));
+                } catch (IOException | RuntimeException e) {
+                    // This process's limit, not the peer's doing: the request stays open so that the caller can
+                    // reject it with the reason.
+                    limit = true;
+                    throw ShmFabric.limitReached(e, "cannot create the ring arena of a connection from " + remote);
+                }
                 long ringNonce = RANDOM.nextLong();
-                ShmRingsDescriptor.writeHeader(ring.buffer, ringNonce, cap0, cap1);
-                q.attach(ring.buffer, ringNonce, 0, cap0, cap1, peer, link);
-                peer = null;
+                ShmRingsDescriptor.writeHeader(cell.rings, ringNonce, cap0, cap1);
+                ShmRingArena arena = cell.arena;
+                int offset = cell.offset();
+                q.attach(cell.rings, ringNonce, 0, cap0, cap1, peer, link, cell);
+                peer = null; // the queue pair holds the peer and the cell now
+                cell = null;
                 ByteBuffer b = ByteBuffer.allocate(512);
                 ShmLink.putString(b, fabric.bootId);
                 b.putLong(fabric.dirDevice).putLong(fabric.dirInode);
                 b.putLong(fabric.pid).putLong(fabric.nonce).putInt(fabric.directoryFd())
                     .putLong(fabric.directoryInode());
-                b.putInt(ring.fd).putLong(ring.inode).putLong(ringNonce).putInt(cap0).putInt(cap1);
+                b.putInt(arena.file.fd).putLong(arena.file.inode).putInt(arena.file.buffer.capacity())
+                    .putInt(offset).putLong(ringNonce).putInt(cap0).putInt(cap1);
                 ShmLink.putBytes(b, data);
                 link.send(ShmLink.ACCEPT, b.flip());
-                ringFile = ring;
-                ring = null;
                 state = ACCEPTING;
             } catch (IOException e) {
+                if (limit) {
+                    throw e;
+                }
                 state = REFUSED;
                 refusal = "a request whose peer went away";
                 if (link != null) {
@@ -1009,13 +1009,15 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 throw new FabricException("accept failed: the connecting peer " + remote + " went away: "
                     + e.getMessage(), e);
             } finally {
+                if (cell != null) {
+                    peer.releaseCell(cell);
+                }
                 if (peer != null) {
                     fabric.releasePeer(peer);
                 }
-                if (ring != null) {
-                    ring.close();
+                if (!limit) {
+                    listener.requestDone(this);
                 }
-                listener.requestDone(this);
             }
         }
     }
@@ -1114,7 +1116,6 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         long inode;
         List<ShmCmId> children;
         List<ShmLink> orphans;
-        ShmFile ring;
         ShmCmId parent = null;
         synchronized (this) {
             if (state == CLOSED) {
@@ -1134,8 +1135,6 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             pending.clear();
             orphans = new ArrayList<>(unrequested);
             unrequested.clear();
-            ring = ringFile;
-            ringFile = null;
             remote = null;
         }
         if (parent != null) {
@@ -1169,9 +1168,6 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             orphan.trySend(ShmLink.REJECT, rejectBody("connection refused: the listener at " + local + " closed",
                 EMPTY));
             orphan.close();
-        }
-        if (ring != null) {
-            ring.close();
         }
         ShmQueuePair q = qp;
         if (q != null) {

@@ -32,7 +32,7 @@ final class ShmCompletionQueue implements CompletionQueue {
     final ShmFabric fabric;
     final int entries;
     private final AtomicReference<Notifier> armed = new AtomicReference<>();
-    /** The ready map: shared memory peers set bits in; its rkey travels in each connection's ring file. */
+    /** The ready map: shared memory peers set bits in; its rkey travels in each connection's rings. */
     private final MemoryRegion mapRegion;
     final ByteBuffer map;
     final int capacity;

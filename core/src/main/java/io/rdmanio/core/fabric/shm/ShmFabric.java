@@ -42,8 +42,8 @@ import java.util.regex.Pattern;
  *       ({@code /proc/PID/fd/FD}), its inode, key, length and access. {@link #register} accepts any direct buffer
  *       for local use only (the source of sends and writes): a peer cannot map it, so receives into it and
  *       REMOTE_WRITE access are refused, naming {@link #allocate}.</li>
- *   <li><b>Queues.</b> Each connection has one ring file (created by the accepting side, see
- *       {@link ShmRingsDescriptor}): per direction, the receiver publishes its posted receives and the sender
+ *   <li><b>Queues.</b> Each connection has its rings (see {@link ShmRingsDescriptor}) in a cell of a ring arena
+ *       the accepting side keeps per peer process ({@link ShmRingArena}): per direction, the receiver publishes its posted receives and the sender
  *       publishes completions. A send is carried out when it is posted: the sender takes the receiver's oldest
  *       posted receive, copies the payload straight into the receiver's mapped region and releases a completion
  *       record. Send completions are local.</li>
@@ -90,6 +90,12 @@ public final class ShmFabric implements Fabric {
      * bound on noticing a ring overwritten, or a file shrunk, while both ends are parked.
      */
     static final long CHECK_MILLIS = 500;
+    /**
+     * How long a peer no connection uses any more stays mapped here, with the ring arenas made for it: a process
+     * that connects again soon (a connection per request) finds its files mapped and a cell ready, instead of
+     * mapping the peer's region directory and making an arena again. Released by the periodic check after that.
+     */
+    static final long PEER_GRACE_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
     private static final Pattern OWNED_FILE = Pattern.compile("[rqd]-(\\d+)-\\d+");
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final AtomicInteger FABRIC_COUNTER = new AtomicInteger();
@@ -509,29 +515,59 @@ public final class ShmFabric implements Fabric {
     }
 
     /**
-     * Watcher, every {@link #CHECK_MILLIS} while connections exist: files shrunk under their mappings (this
-     * fabric's own, grown back at once so that no further access faults, and each peer's, whose connections fail
-     * naming the file), the ready maps of this fabric's completion queues, then each connection's ring. Returns
-     * false, stopping, when there is nothing to check.
+     * Watcher, every {@link #CHECK_MILLIS} while connections exist or a peer is kept after its last one: peers
+     * unused for {@link #PEER_GRACE_NANOS} are released (their arenas closed), then files shrunk under their
+     * mappings (this fabric's own, grown back at once so that no further access faults, and each peer's, whose
+     * connections fail naming the file), the ready maps of this fabric's completion queues, then each connection's
+     * ring. Returns false, stopping, when there is nothing to check.
      */
     private boolean check() {
         ShmQueuePair[] qps;
         ShmPeer[] ps;
         ShmMemoryRegion[] own;
         ShmCompletionQueue[] cqs;
+        List<ShmPeer> expired = new ArrayList<>();
         synchronized (this) {
-            if (closed || live.isEmpty()) {
-                checking = false;
-                return false;
+            long now = System.nanoTime();
+            boolean kept = false;
+            for (java.util.Iterator<ShmPeer> it = peers.values().iterator(); it.hasNext(); ) {
+                ShmPeer p = it.next();
+                if (p.references == 0) {
+                    if (closed || now - p.idleSince >= PEER_GRACE_NANOS) {
+                        it.remove();
+                        expired.add(p);
+                    } else {
+                        kept = true;
+                    }
+                }
             }
-            qps = live.toArray(new ShmQueuePair[0]);
-            ps = peers.values().toArray(new ShmPeer[0]);
-            own = sharedRegions();
-            cqs = completionQueues();
+            if (closed || (live.isEmpty() && !kept)) {
+                checking = false;
+                qps = null;
+                ps = null;
+                own = null;
+                cqs = null;
+            } else {
+                qps = live.toArray(new ShmQueuePair[0]);
+                ps = peers.values().toArray(new ShmPeer[0]);
+                own = sharedRegions();
+                cqs = completionQueues();
+            }
+        }
+        for (ShmPeer p : expired) {
+            p.closeArenas();
+        }
+        if (qps == null) {
+            return false;
         }
         directory.ensureNotShrunk();
         for (ShmMemoryRegion r : own) {
             r.file.ensureNotShrunk();
+        }
+        for (ShmPeer p : ps) {
+            for (ShmFile arena : p.arenaFiles()) {
+                arena.ensureNotShrunk();
+            }
         }
         for (ShmCompletionQueue cq : cqs) {
             cq.check();
@@ -552,14 +588,49 @@ public final class ShmFabric implements Fabric {
         return true;
     }
 
-    synchronized void releasePeer(ShmPeer peer) {
-        if (--peer.references == 0) {
-            peers.remove(peer.nonce);
+    void releasePeer(ShmPeer peer) {
+        ShmWatcher w = null;
+        synchronized (this) {
+            if (--peer.references != 0) {
+                return;
+            }
+            if (!closed && peers.get(peer.nonce) == peer && (checking || watcher != null)) {
+                // Kept for PEER_GRACE_NANOS; the periodic check runs until it is released.
+                peer.idleSince = System.nanoTime();
+                if (checking) {
+                    return;
+                }
+                checking = true;
+                w = watcher;
+            } else {
+                peers.remove(peer.nonce, peer);
+            }
+        }
+        if (w != null) {
+            w.schedule(this::check, CHECK_MILLIS);
+        } else {
+            peer.closeArenas();
         }
     }
 
+    /** The peers some connection of this fabric uses (not those kept for a while after the last one). */
     synchronized int peerCount() {
-        return peers.size();
+        int n = 0;
+        for (ShmPeer p : peers.values()) {
+            if (p.references > 0) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The ring arenas this fabric holds for the connections it accepted, and their cells in use. */
+    synchronized int[] ringArenaUse() {
+        int[] use = new int[2];
+        for (ShmPeer p : peers.values()) {
+            p.addArenaUse(use);
+        }
+        return use;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -653,6 +724,7 @@ public final class ShmFabric implements Fabric {
     @Override
     public void close() {
         List<Object> all;
+        List<ShmPeer> ps;
         ShmWatcher w;
         synchronized (this) {
             if (closed) {
@@ -660,6 +732,7 @@ public final class ShmFabric implements Fabric {
             }
             closed = true;
             all = new ArrayList<>(open);
+            ps = new ArrayList<>(peers.values());
             w = watcher;
         }
         for (Object o : all) {
@@ -675,6 +748,9 @@ public final class ShmFabric implements Fabric {
             } else if (o instanceof ShmMemoryRegion region) {
                 region.close();
             }
+        }
+        for (ShmPeer p : ps) {
+            p.closeArenas();
         }
         if (w != null) {
             w.close();

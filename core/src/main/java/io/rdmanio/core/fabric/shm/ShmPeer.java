@@ -14,6 +14,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -58,6 +60,17 @@ final class ShmPeer {
 
     // ---- guarded by the fabric's peer table
     int references;
+    /** When the last reference went (System.nanoTime), while {@link #references} is 0. */
+    long idleSince;
+
+    // ---- guarded by arenas: this fabric's ring arenas for connections it accepted from the peer
+    private final ArrayList<ShmRingArena> arenas = new ArrayList<>();
+    private boolean arenasClosed;
+
+    // ---- guarded by this: the peer's ring arenas mapped here, most recent first
+    private final ArrayList<Mapped> peerArenas = new ArrayList<>();
+    /** Mapped peer arenas kept for the next connection; a connection holds its own cell's buffer anyway. */
+    private static final int PEER_ARENAS_KEPT = 8;
 
     ShmPeer(long pid, long nonce, ByteBuffer directory, int directoryFd, long directoryInode) {
         this.pid = pid;
@@ -138,12 +151,122 @@ final class ShmPeer {
     }
 
     /**
+     * A zeroed cell for the rings of a connection accepted from this peer, in an arena of cells of
+     * {@code cellLength} bytes (a new arena when all are taken).
+     */
+    ShmRingArena.Cell takeCell(ShmFabric fabric, int cellLength) throws IOException {
+        synchronized (arenas) {
+            if (arenasClosed) {
+                throw new IOException("the peer process " + pid + " was released");
+            }
+            long now = System.nanoTime();
+            for (ShmRingArena a : arenas) {
+                ShmRingArena.Cell c = a.cellLength == cellLength ? a.take(now) : null;
+                if (c != null) {
+                    return c;
+                }
+            }
+        }
+        // Outside the lock: a file is made on the file thread. Another connection may make one meanwhile.
+        ShmRingArena made = ShmRingArena.create(fabric, cellLength);
+        synchronized (arenas) {
+            if (arenasClosed) {
+                made.file.close();
+                throw new IOException("the peer process " + pid + " was released");
+            }
+            arenas.add(made);
+            return made.take(System.nanoTime());
+        }
+    }
+
+    /**
+     * Gives a cell back: its connection's queue pair is destroyed (the cell rests before it is taken again). An arena
+     * left with no connection closes when another remains, so a burst of connections does not keep its peak of
+     * arenas (their descriptors, and the pages their cells touched, go with the last mapping).
+     */
+    void releaseCell(ShmRingArena.Cell cell) {
+        ShmRingArena empty = null;
+        synchronized (arenas) {
+            cell.arena.release(cell, System.nanoTime());
+            if (cell.arena.inUse() == 0 && arenas.size() > 1 && arenas.remove(cell.arena)) {
+                empty = cell.arena;
+            }
+        }
+        if (empty != null) {
+            empty.file.close();
+        }
+    }
+
+    /**
+     * The fabric released this peer (no connection with it is left): the arenas' descriptors close, so the peer
+     * can map them no more; mappings stay valid while a buffer of them is referenced.
+     */
+    void closeArenas() {
+        List<ShmRingArena> closing;
+        synchronized (arenas) {
+            arenasClosed = true;
+            closing = new ArrayList<>(arenas);
+            arenas.clear();
+        }
+        for (ShmRingArena a : closing) {
+            a.file.close();
+        }
+    }
+
+    /** Adds this peer's arenas and their cells in use to {@code use} ({arenas, cells in use}). */
+    void addArenaUse(int[] use) {
+        synchronized (arenas) {
+            use[0] += arenas.size();
+            for (ShmRingArena a : arenas) {
+                use[1] += a.inUse();
+            }
+        }
+    }
+
+    /** This fabric's own arena files, for the periodic check (grown back if the peer shrank an unsealed one). */
+    List<ShmFile> arenaFiles() {
+        synchronized (arenas) {
+            List<ShmFile> files = new ArrayList<>(arenas.size());
+            for (ShmRingArena a : arenas) {
+                files.add(a.file);
+            }
+            return files;
+        }
+    }
+
+    /**
+     * {@code length} bytes of the peer's ring arena, open in the peer as descriptor {@code fd} with {@code inode},
+     * mapped on first use and kept for later connections into the same arena.
+     */
+    synchronized ByteBuffer arena(int fd, long inode, int length) throws IOException {
+        for (int i = 0; i < peerArenas.size(); i++) {
+            Mapped m = peerArenas.get(i);
+            if (m.fd == fd && m.inode == inode && m.memory.capacity() == length) {
+                return m.memory;
+            }
+        }
+        ByteBuffer memory = ShmFile.mapPeer(pid, fd, inode, length);
+        peerArenas.add(0, new Mapped(0, memory, fd, inode));
+        if (peerArenas.size() > PEER_ARENAS_KEPT) {
+            peerArenas.remove(peerArenas.size() - 1);
+        }
+        return memory;
+    }
+
+    /**
      * Watcher, periodically: {@code null} when the peer's region directory and every region of it mapped here still
      * have their mapped lengths, else which file the peer shrank (grown back first, so that no access faults any
      * more). A file whose descriptor the peer closed (a deregistered region) is not checked.
      */
     String checkFiles() {
         String shrunk = shrunk(directoryFd, directoryInode, directory.capacity(), "region directory");
+        Mapped[] arenasHere;
+        synchronized (this) {
+            arenasHere = peerArenas.toArray(new Mapped[0]);
+        }
+        for (int i = 0; i < arenasHere.length && shrunk == null; i++) {
+            shrunk = shrunk(arenasHere[i].fd, arenasHere[i].inode, arenasHere[i].memory.capacity(), "ring arena");
+        }
         for (int p = 0; p < mapped.length() && shrunk == null; p++) {
             AtomicReferenceArray<Mapped> page = mapped.get(p);
             for (int i = 0; page != null && i < PAGE && shrunk == null; i++) {

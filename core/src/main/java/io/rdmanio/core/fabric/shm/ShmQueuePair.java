@@ -25,17 +25,17 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One side of an shm connection. Its receive queue and the completion queue of its receives live in the
- * connection's ring file ({@link ShmRingsDescriptor}); its send completions live in a local ring. A send or write
- * is carried out while it is posted: take the peer's oldest published receive, copy into the peer's mapped
- * region, release the completion record, mark this queue pair in the ready map of the peer's completion queue
- * ({@link ShmReadyMapDescriptor}) unless it is marked already, and ring the doorbell only if the peer armed.
+ * connection's rings ({@link ShmRingsDescriptor}, a cell of a {@link ShmRingArena}); its send completions live in
+ * a local ring. A send or write is carried out while it is posted: take the peer's oldest published receive, copy
+ * into the peer's mapped region, release the completion record, mark this queue pair in the ready map of the
+ * peer's completion queue ({@link ShmReadyMapDescriptor}) unless it is marked already, and ring the doorbell only if the peer armed.
  *
  * <p>Posting takes this queue pair's lock (uncontended: the engine serializes posting per connection). Polling
  * is lock-free: the completion queue's poller is the single consumer of both completion rings. Entering the
  * error state closes the receive queue to the peer (an atomic flag in the ring), so a receive is either taken by
  * the peer, whose completion then arrives, or flushed here, never both.
  *
- * <p>Nothing read from the ring file is trusted: the peer process can write anything into it. Every counter,
+ * <p>Nothing read from the rings is trusted: the peer process can write anything into it. Every counter,
  * sequence and field is checked against what this side knows (its own counts, the ring's capacity, the receive it
  * posted) where it is read, and a watcher's periodic {@link #check} covers a side that is parked and reads nothing.
  * A value that cannot be fails the connection with a {@link CmEvent#PROTOCOL_ERROR} naming the field and the
@@ -127,6 +127,8 @@ final class ShmQueuePair implements QueuePair {
     /** The peer will take no more receives and release no more completions: it said so, or it is gone. */
     private volatile boolean peerQuiescent;
     private boolean peerReleased;
+    /** Accepting side: the arena cell holding the rings, given back to the peer's arenas at destroy. */
+    private ShmRingArena.Cell cell;
     /** The ring broke its invariants: it is never read again, and every posted receive is flushed. */
     private volatile boolean ringBroken;
     /** Watcher only: the peer's count of receives taken from this side's queue, as last checked (monotonic). */
@@ -196,14 +198,21 @@ final class ShmQueuePair implements QueuePair {
     // Setup.
 
     /**
-     * Joins the connection's ring file as {@code side} (0: accepting, 1: connecting) and publishes the receives
+     * Joins the connection's rings as {@code side} (0: accepting, 1: connecting) and publishes the receives
      * posted so far. Called once by the id, before the peer may send.
      */
     void attach(ByteBuffer ringFile, long nonce, int side, int capacity0, int capacity1, ShmPeer peerFabric,
                 ShmLink socket) {
+        attach(ringFile, nonce, side, capacity0, capacity1, peerFabric, socket, null);
+    }
+
+    /** As above; {@code ownCell}, when not null, is the accepting side's arena cell holding {@code ringFile}. */
+    void attach(ByteBuffer ringFile, long nonce, int side, int capacity0, int capacity1, ShmPeer peerFabric,
+                ShmLink socket, ShmRingArena.Cell ownCell) {
         lock.lock();
         try {
             rings = ringFile;
+            cell = ownCell;
             ringNonce = nonce;
             this.capacity0 = capacity0;
             this.capacity1 = capacity1;
@@ -517,7 +526,7 @@ final class ShmQueuePair implements QueuePair {
     }
 
     /**
-     * Maps the ready map the peer named in the ring file (under lock); null when found, else which field of the
+     * Maps the ready map the peer named in the rings (under lock); null when found, else which field of the
      * ring names no ready map, or an index outside it (the ring is then broken).
      */
     private String findPeerMap() throws IOException {
@@ -736,7 +745,7 @@ final class ShmQueuePair implements QueuePair {
         return false;
     }
 
-    /** The connection's ring file as mapped here, or {@code null} before attach (for tests). */
+    /** The connection's rings as mapped here, or {@code null} before attach (for tests). */
     ByteBuffer rings() {
         return attached ? rings : null;
     }
@@ -963,6 +972,7 @@ final class ShmQueuePair implements QueuePair {
     /** Destroys this queue pair: it leaves its completion queues and drops its hold on the peer's mappings. */
     void destroy() {
         ShmPeer p;
+        ShmRingArena.Cell c;
         lock.lock();
         try {
             enterErrorLocked(true);
@@ -971,6 +981,7 @@ final class ShmQueuePair implements QueuePair {
                 rRegion[k] = null;
             }
             p = peerReleased ? null : peer;
+            c = peerReleased ? null : cell;
             peerReleased = true;
         } finally {
             lock.unlock();
@@ -980,6 +991,10 @@ final class ShmQueuePair implements QueuePair {
             recvCq.detach(this, recvIndex);
         }
         fabric.detached(this);
+        if (c != null && p != null) {
+            // This side is done with the rings; the peer may still be finishing a write (the cell rests first).
+            p.releaseCell(c);
+        }
         if (p != null) {
             fabric.releasePeer(p);
         }

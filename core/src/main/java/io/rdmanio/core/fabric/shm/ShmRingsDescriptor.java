@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * Layout of a connection's ring file: for each side, the receive queue it posts into and the completion queue its
+ * Layout of a connection's rings (a cell of a {@link ShmRingArena}): for each side, the receive queue it posts into and the completion queue its
  * peer's sender fills. The accepting side is side 0, the connecting side is side 1. Every queue is a
  * single-producer single-consumer ring, so no lock crosses the process boundary.
  *
@@ -30,7 +30,7 @@ import java.nio.ByteOrder;
  *   +0    hinted (int): 1 once the producer marked this queue pair in side s's ready map; side s clears it
  *         before it drains the ring, so a producer marks again only after a drain
  *   +8    ready map rkey (int), +12 ready map index (int): side s's completion queue, written by side s before
- *         it tells the peer the ring file is ready (ACCEPT, READY); see ShmReadyMapDescriptor
+ *         it tells the peer the rings are ready (ACCEPT, READY); see ShmReadyMapDescriptor
  *   +64   entry[capacity], 32 bytes each:
  *         +0 sequence + 1 (long; with bit 62 IN_PROGRESS while the body is written, released last)
  *         +8 status (int)  +12 opcode (int)  +16 byteLen (int)  +20 imm (int)  +24 flags (int)  +28 (pad)
@@ -141,18 +141,18 @@ final class ShmRingsDescriptor {
         INT.setRelease(b, MAGIC_OFFSET, MAGIC);
     }
 
-    /** Null when {@code b} is the ring file described by the handshake, else why not. */
+    /** Null when {@code b} holds the rings described by the handshake, else why not. */
     static String checkHeader(ByteBuffer b, long nonce, int capacity0, int capacity1) {
         if (b.capacity() < fileLength(capacity0, capacity1)) {
-            return "ring file of " + b.capacity() + " bytes, expected " + fileLength(capacity0, capacity1);
+            return "rings of " + b.capacity() + " bytes, expected " + fileLength(capacity0, capacity1);
         }
         if ((int) INT.getAcquire(b, MAGIC_OFFSET) != MAGIC || b.getInt(VERSION_OFFSET) != VERSION) {
-            return "ring file has magic 0x" + Integer.toHexString(b.getInt(MAGIC_OFFSET)) + " version "
+            return "rings have magic 0x" + Integer.toHexString(b.getInt(MAGIC_OFFSET)) + " version "
                 + b.getInt(VERSION_OFFSET) + ", expected 0x" + Integer.toHexString(MAGIC) + " version " + VERSION;
         }
         if (b.getLong(NONCE_OFFSET) != nonce || b.getInt(CAPACITY_OFFSET) != capacity0
             || b.getInt(CAPACITY_OFFSET + 4) != capacity1) {
-            return "ring file is not the one the handshake named (nonce or capacities differ)";
+            return "rings are not the ones the handshake named (nonce or capacities differ)";
         }
         return null;
     }
