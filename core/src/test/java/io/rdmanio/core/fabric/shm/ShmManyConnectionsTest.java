@@ -6,18 +6,12 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
-import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.EngineConfig;
-import io.rdmanio.core.engine.Engines;
 import io.rdmanio.core.engine.Listener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,35 +19,11 @@ import org.junit.jupiter.api.Test;
  * still carrying its own bytes exactly after all are open. Two fabrics of one JVM stand for the two processes
  * (each has its own region directory, pool and completion queues, as a process does).
  */
-class ShmManyConnectionsTest {
+class ShmManyConnectionsTest extends WithShmEngines {
 
     private static final int CONNECTIONS = 5000;
     /** Connects in flight at once: below the listener's backlog. */
     private static final int BATCH = 256;
-
-    private Path dir;
-    private ShmFabric clientFabric;
-    private ShmFabric serverFabric;
-    private Engine client;
-    private Engine server;
-
-    @BeforeEach
-    void open() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-        clientFabric = ShmTestSupport.open(dir);
-        serverFabric = ShmTestSupport.open(dir);
-        client = Engines.open(clientFabric, EngineConfig.DEFAULT);
-        server = Engines.open(serverFabric, EngineConfig.DEFAULT);
-    }
-
-    @AfterEach
-    void close() throws IOException {
-        client.close();
-        server.close();
-        clientFabric.close();
-        serverFabric.close();
-        ShmTestSupport.deleteDirectory(dir);
-    }
 
     @Test
     void fiveThousandConnectionsAreHeldAndEachCarriesItsOwnBytes() throws Exception {

@@ -7,14 +7,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
-import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.EngineConfig;
-import io.rdmanio.core.engine.Engines;
 import io.rdmanio.core.engine.Listener;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -27,36 +23,21 @@ import org.junit.jupiter.api.Test;
  * cell taken again carries nothing of the connection before it, and the arenas' descriptors close once no
  * connection with the peer is left. Two fabrics of one JVM stand for the two processes.
  */
-class ShmRingArenaTest {
+class ShmRingArenaTest extends WithShmEngines {
 
     private static final int HELD = 200;
     private static final int CHURN = 200;
 
-    private Path dir;
-    private ShmFabric clientFabric;
-    private ShmFabric serverFabric;
-    private Engine client;
-    private Engine server;
     private Listener listener;
 
     @BeforeEach
-    void open() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-        clientFabric = ShmTestSupport.open(dir);
-        serverFabric = ShmTestSupport.open(dir);
-        client = Engines.open(clientFabric, EngineConfig.DEFAULT);
-        server = Engines.open(serverFabric, EngineConfig.DEFAULT);
+    void listen() throws IOException {
         listener = server.listen(new InetSocketAddress("127.0.0.1", 0), 1024, ConnectionOptions.DEFAULT);
     }
 
     @AfterEach
-    void close() throws IOException {
+    void stopListening() {
         listener.close();
-        client.close();
-        server.close();
-        clientFabric.close();
-        serverFabric.close();
-        ShmTestSupport.deleteDirectory(dir);
     }
 
     @Test
