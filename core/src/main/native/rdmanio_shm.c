@@ -5,7 +5,9 @@
  * it; the next access to a page past the new end faults with SIGBUS, which the JVM turns into an asynchronous
  * error in whatever thread touched the page, or a crash. A memfd sealed with F_SEAL_SHRINK and F_SEAL_GROW cannot
  * change size, for anyone, and F_SEAL_SEAL keeps the seals from being changed: the mapping stays valid as long as
- * it exists. Four calls, for io.rdmanio.core.fabric.shm.ShmNativeCalls; errors are IOExceptions with errno's text.
+ * it exists. Four calls for that, and two for the wakeup pipes of completion queues (a peer's ring written straight
+ * into the pipe a waiting selector watches), for io.rdmanio.core.fabric.shm.ShmNativeCalls; errors are IOExceptions
+ * with errno's text.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -84,21 +87,17 @@ JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_seals0(JNI
     return seals;
 }
 
-/*
- * Opens `path` read-write (a peer's /proc/PID/fd/FD): the caller checks the seals of, and maps, this very
- * descriptor, so that the peer cannot swap what the path names between the check and the mapping.
- */
-JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_open0(JNIEnv *env, jclass cls, jstring path) {
-    (void) cls;
+/* Opens `path` with `flags`; the descriptor, or -1 with an IOException naming the path and `verb`. */
+static int open_path(JNIEnv *env, jstring path, int flags, const char *verb) {
     const char *p = (*env)->GetStringUTFChars(env, path, NULL);
     if (p == NULL) {
         return -1;
     }
-    int fd = open(p, O_RDWR | O_CLOEXEC);
+    int fd = open(p, flags);
     int err = errno;
     if (fd < 0) {
         char what[200];
-        snprintf(what, sizeof what, "open %s", p);
+        snprintf(what, sizeof what, "open %s%s", p, verb);
         (*env)->ReleaseStringUTFChars(env, path, p);
         throw_io(env, what, err);
         return -1;
@@ -107,9 +106,82 @@ JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_open0(JNIE
     return fd;
 }
 
+/*
+ * Opens `path` read-write (a peer's /proc/PID/fd/FD): the caller checks the seals of, and maps, this very
+ * descriptor, so that the peer cannot swap what the path names between the check and the mapping.
+ */
+JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_open0(JNIEnv *env, jclass cls, jstring path) {
+    (void) cls;
+    return open_path(env, path, O_RDWR | O_CLOEXEC, "");
+}
+
 JNIEXPORT void JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_close0(JNIEnv *env, jclass cls, jint fd) {
     (void) cls;
     if (close(fd) != 0 && errno != EINTR) {
         throw_io(env, "close", errno);
     }
+}
+
+/*
+ * Opens `path` (a peer's /proc/PID/fd/FD naming the write end of its completion queue's wakeup pipe) for
+ * non-blocking writes: a ring never blocks the ringing thread, whatever the peer does with its pipe. Anything but
+ * a pipe is refused, so a peer cannot name a file of its own choosing as its wakeup.
+ */
+JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_openPipeWriter0(JNIEnv *env, jclass cls,
+                                                                                   jstring path) {
+    (void) cls;
+    int fd = open_path(env, path, O_WRONLY | O_NONBLOCK | O_CLOEXEC, " for writing");
+    if (fd < 0) {
+        return -1;
+    }
+    int err;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        err = errno;
+        close(fd);
+        throw_io(env, "fstat of the peer's wakeup descriptor", err);
+        return -1;
+    }
+    if (!S_ISFIFO(st.st_mode)) {
+        close(fd);
+        throw_io(env, "the peer's wakeup descriptor is not a pipe", EINVAL);
+        return -1;
+    }
+    return fd;
+}
+
+/*
+ * Writes one byte into a pipe opened by openPipeWriter0: 0 when written or when the pipe is full (a wakeup is
+ * pending then anyway), else errno (EPIPE once the peer's end is gone; the JVM ignores SIGPIPE).
+ */
+JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_ring0(JNIEnv *env, jclass cls, jint fd) {
+    (void) env;
+    (void) cls;
+    static const char one = 1;
+    for (;;) {
+        if (write(fd, &one, 1) == 1) {
+            return 0;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        return errno == EAGAIN ? 0 : errno;
+    }
+}
+
+/*
+ * The descriptor number of a JDK pipe channel (its private int field fdVal, which JNI reads whatever the module
+ * exports): the completion queue publishes its wakeup pipe's write end by number, for peers to open through /proc.
+ */
+JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_fdVal0(JNIEnv *env, jclass cls,
+                                                                          jobject channel) {
+    (void) cls;
+    jclass type = (*env)->GetObjectClass(env, channel);
+    jfieldID field = (*env)->GetFieldID(env, type, "fdVal", "I");
+    if (field == NULL) {
+        (*env)->ExceptionClear(env);
+        throw_io(env, "the JDK's pipe channel has no fdVal field", EINVAL);
+        return -1;
+    }
+    return (*env)->GetIntField(env, channel, field);
 }

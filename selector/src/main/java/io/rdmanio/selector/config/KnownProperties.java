@@ -25,7 +25,7 @@ final class KnownProperties {
         "rdmanio.disni.cqEntries", "rdmanio.disni.rnrRetry", "rdmanio.disni.retryCount",
         "rdmanio.disni.timeoutMillis", "rdmanio.disni.wakeupChannel",
         // the shm fabric
-        "rdmanio.shm.dir", "rdmanio.shm.group", "rdmanio.shm.sealed",
+        "rdmanio.shm.dir", "rdmanio.shm.group", "rdmanio.shm.sealed", "rdmanio.shm.wakeupChannel",
         // the resolver
         "rdmanio.resolver.enabled", "rdmanio.resolver.port", "rdmanio.resolver.timeoutMillis",
         "rdmanio.resolver.retries", "rdmanio.resolver.ttlSeconds", "rdmanio.resolver.negativeTtlSeconds",

@@ -7,6 +7,8 @@ import io.rdmanio.core.fabric.MemoryRegion;
 import io.rdmanio.core.fabric.Notifier;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.Pipe;
+import java.nio.channels.SelectableChannel;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -20,8 +22,14 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *
  * <p>Callers serialize {@link #poll} (it is the single consumer of every ring it reads and of the map).
  * {@link #requestNotify} sets the map's armed flag, then re-checks it; a producer that finds the flag set clears it
- * and rings its connection's doorbell, and the watcher runs the notifier. Local completions run it on the producing
- * thread.
+ * and rings: for a waiter that relies on the fabric, its connection's socket, whose doorbell the watcher reads to
+ * run the notifier; for a waiter whose selector watches {@link #wakeupChannel()}, this queue's wakeup pipe, whose
+ * byte wakes that selector at once (one hop: no watcher between the peer and the waiting thread). Local completions
+ * run the notifier on the producing thread.
+ *
+ * <p>The wakeup pipe needs librdmanio-shm (a peer opens its write end through {@code /proc/PID/fd} for non-blocking
+ * writes, refusing anything but a pipe); without it, or with {@code rdmanio.shm.wakeupChannel=false}, the queue
+ * offers no wakeup channel and every wait is relayed by the watcher.
  *
  * <p>A queue holds at most {@link #capacity} queue pairs (its entries, at least 64): a queue pair needs at least
  * one entry for its send and one for its receive completions, so a queue full of queue pairs would overflow on
@@ -41,6 +49,13 @@ final class ShmCompletionQueue implements CompletionQueue {
     /** Queue pair by ready-map index; written under this queue's monitor, read by the poller. */
     private final AtomicReferenceArray<ShmQueuePair> byIndex;
     private volatile boolean closed;
+    /** The wakeup pipe ({@code null} without one): a selector watches its source, peers write its sink. */
+    private final Pipe wakeupPipe;
+    /** Its sink's descriptor number, published in the ready map; -1 without one. */
+    private final int wakeupFd;
+    /** Consumer only: the armed flag's bits as this side last set them, to know when a producer took it. */
+    private int lastArmed;
+    private final ByteBuffer drain = ByteBuffer.allocateDirect(64);
 
     // ---- guarded by this
     private final int[] freeIndexes;
@@ -58,7 +73,18 @@ final class ShmCompletionQueue implements CompletionQueue {
         this.mapRegion = fabric.allocate(ShmReadyMapDescriptor.fileLength(capacity),
             MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE);
         this.map = mapRegion.buffer();
-        ShmReadyMapDescriptor.writeHeader(map, capacity);
+        Pipe wakeup = fabric.wakeupChannels && ShmNatives.available() ? openWakeupPipe() : null;
+        int wakeupFd = -1;
+        if (wakeup != null) {
+            try {
+                wakeupFd = ShmNatives.fdVal(wakeup.sink());
+            } catch (IOException | RuntimeException e) {
+                closeQuietly(wakeup);
+            }
+        }
+        this.wakeupPipe = wakeupFd >= 0 ? wakeup : null;
+        this.wakeupFd = wakeupFd;
+        ShmReadyMapDescriptor.writeHeader(map, capacity, wakeupFd);
         this.byIndex = new AtomicReferenceArray<>(capacity);
         this.freeIndexes = new int[capacity];
         for (int i = 0; i < capacity; i++) {
@@ -150,16 +176,79 @@ final class ShmCompletionQueue implements CompletionQueue {
 
     @Override
     public void requestNotify(Notifier notifier) throws FabricException {
+        requestNotify(notifier, false);
+    }
+
+    @Override
+    public void requestNotify(Notifier notifier, boolean watched) throws FabricException {
         Objects.requireNonNull(notifier, "notifier");
         if (closed) {
             throw new FabricException("completion queue is closed");
         }
+        int bits = watched && wakeupPipe != null ? ShmReadyMapDescriptor.ARMED_WATCHED
+            : ShmReadyMapDescriptor.ARMED_RELAY;
         armed.set(notifier);
-        ShmReadyMapDescriptor.setArmed(map);
+        int before = ShmReadyMapDescriptor.setArmed(map, bits);
+        if (before == 0 && (lastArmed & ShmReadyMapDescriptor.ARMED_WATCHED) != 0) {
+            // A producer took the last watched arm and wrote a byte: consumed here, or the selector would not block.
+            drainWakeup();
+        }
+        lastArmed = before | bits;
         if (ShmReadyMapDescriptor.anyReady(map, capacity)) {
             // Fired here: a flag left armed would only cost a producer a needless doorbell.
             ShmReadyMapDescriptor.setDisarmed(map);
+            lastArmed = 0;
             fire();
+        }
+    }
+
+    @Override
+    public SelectableChannel wakeupChannel() {
+        return wakeupPipe == null ? null : wakeupPipe.source();
+    }
+
+    @Override
+    public void withdrawRelay() {
+        if (wakeupPipe != null) {
+            ShmReadyMapDescriptor.clearArmed(map, ShmReadyMapDescriptor.ARMED_RELAY);
+        }
+    }
+
+    /** Reads whatever the wakeup pipe holds (non-blocking). */
+    private void drainWakeup() {
+        try {
+            while (true) {
+                drain.clear();
+                if (wakeupPipe.source().read(drain) <= 0) {
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            // closed meanwhile: nothing to consume
+        }
+    }
+
+    private static Pipe openWakeupPipe() {
+        try {
+            Pipe p = ShmWatcher.jdkProvider().openPipe();
+            p.source().configureBlocking(false);
+            p.sink().configureBlocking(false);
+            return p;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static void closeQuietly(Pipe p) {
+        try {
+            p.source().close();
+        } catch (IOException e) {
+            // closing
+        }
+        try {
+            p.sink().close();
+        } catch (IOException e) {
+            // closing
         }
     }
 
@@ -187,8 +276,9 @@ final class ShmCompletionQueue implements CompletionQueue {
         }
         if ((int) ShmRingsDescriptor.INT.getVolatile(map, 0) != ShmReadyMapDescriptor.MAGIC
             || map.getInt(4) != ShmReadyMapDescriptor.VERSION
-            || map.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET) != capacity) {
-            ShmReadyMapDescriptor.writeHeader(map, capacity);
+            || map.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET) != capacity
+            || ShmReadyMapDescriptor.wakeupFd(map) != wakeupFd) {
+            ShmReadyMapDescriptor.writeHeader(map, capacity, wakeupFd);
         }
         int lastWords = words - ((summaryWords - 1) << 6);
         if (lastWords < 64) {
@@ -199,7 +289,8 @@ final class ShmCompletionQueue implements CompletionQueue {
             }
         }
         int a = (int) ShmRingsDescriptor.INT.getVolatile(map, ShmReadyMapDescriptor.ARMED_OFFSET);
-        if (a != 0 && a != 1 && ShmRingsDescriptor.INT.compareAndSet(map, ShmReadyMapDescriptor.ARMED_OFFSET, a, 0)) {
+        if ((a < 0 || a > (ShmReadyMapDescriptor.ARMED_RELAY | ShmReadyMapDescriptor.ARMED_WATCHED))
+            && ShmRingsDescriptor.INT.compareAndSet(map, ShmReadyMapDescriptor.ARMED_OFFSET, a, 0)) {
             fire();
         }
     }
@@ -208,6 +299,9 @@ final class ShmCompletionQueue implements CompletionQueue {
     public void close() {
         closed = true;
         armed.set(null);
+        if (wakeupPipe != null) {
+            closeQuietly(wakeupPipe);
+        }
         mapRegion.close();
         fabric.closed(this);
     }

@@ -102,6 +102,8 @@ public final class ShmFabric implements Fabric {
 
     final Path dir;
     final GroupPrincipal group;
+    /** Completion queues offer wakeup pipes (see {@link ShmCompletionQueue#wakeupChannel()}). */
+    final boolean wakeupChannels;
     final String bootId;
     final long dirDevice;
     final long dirInode;
@@ -136,8 +138,17 @@ public final class ShmFabric implements Fabric {
     private FileChannel spare;
 
     ShmFabric(Path dir, GroupPrincipal group) throws IOException {
+        this(dir, group, true);
+    }
+
+    /**
+     * @param wakeupChannels completion queues offer a wakeup pipe (with librdmanio-shm): a selector waiting on one is
+     *     woken by the peer's ring itself, not through the watcher
+     */
+    ShmFabric(Path dir, GroupPrincipal group, boolean wakeupChannels) throws IOException {
         this.dir = dir;
         this.group = group;
+        this.wakeupChannels = wakeupChannels;
         this.bootId = ShmHost.bootId();
         long[] devIno = ShmHost.deviceAndInode(dir);
         this.dirDevice = devIno[0];

@@ -24,6 +24,9 @@ import java.util.Map;
  *       out of, on one host's tmpfs ideally, with a path short enough for UNIX socket names; anything else is
  *       refused naming the path, what was found and the fix.</li>
  *   <li>{@value #GROUP}: a group name; files are then created 0660 and directories 0770 owned by that group.</li>
+ *   <li>{@value #WAKEUP_CHANNEL}: {@code true} (the default) or {@code false}: whether a selector waiting for
+ *       completions is woken by the peer's ring itself (a wakeup pipe per completion queue, with librdmanio-shm),
+ *       or through the fabric's watcher thread.</li>
  * </ul>
  */
 public final class ShmFabricProvider implements FabricProvider {
@@ -31,6 +34,7 @@ public final class ShmFabricProvider implements FabricProvider {
     public static final String NAME = "shm";
     public static final String DIR = "shm.dir";
     public static final String GROUP = "shm.group";
+    public static final String WAKEUP_CHANNEL = "shm.wakeupChannel";
     /** A UNIX socket path holds 107 bytes; the longest rendezvous name under the directory takes 58. */
     static final int MAX_DIR_LENGTH = 107 - 58;
 
@@ -103,7 +107,19 @@ public final class ShmFabricProvider implements FabricProvider {
         GroupPrincipal group = group(s);
         Path dir = directory(s);
         ensureDirectory(dir, group);
-        return new ShmFabric(dir, group);
+        return new ShmFabric(dir, group, wakeupChannel(s));
+    }
+
+    /** The setting {@value #WAKEUP_CHANNEL}: true unless set to false. */
+    static boolean wakeupChannel(Map<String, String> settings) throws IOException {
+        String v = settings.get(WAKEUP_CHANNEL);
+        if (v == null || v.isBlank() || v.trim().equals("true")) {
+            return true;
+        }
+        if (v.trim().equals("false")) {
+            return false;
+        }
+        throw new IOException("rdmanio." + WAKEUP_CHANNEL + " must be true or false: '" + v + "'");
     }
 
     /** The group of {@value #GROUP}, or {@code null} when none is set. */

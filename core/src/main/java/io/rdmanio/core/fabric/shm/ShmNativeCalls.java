@@ -23,4 +23,10 @@ final class ShmNativeCalls {
     static native int open0(String path) throws IOException;
 
     static native void close0(int fd) throws IOException;
+
+    static native int openPipeWriter0(String path) throws IOException;
+
+    static native int ring0(int fd);
+
+    static native int fdVal0(Object channel) throws IOException;
 }

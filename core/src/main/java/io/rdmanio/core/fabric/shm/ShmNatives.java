@@ -80,6 +80,30 @@ final class ShmNatives {
         call(Holder.CLOSE, fd);
     }
 
+    /** Opens a peer's wakeup pipe ({@code /proc/PID/fd/FD}) for non-blocking writes; refuses anything but a pipe. */
+    static int openPipeWriter(Path path) throws IOException {
+        return (int) call(Holder.OPEN_PIPE_WRITER, path.toString());
+    }
+
+    /** The descriptor number of a JDK pipe channel. */
+    static int fdVal(Object channel) throws IOException {
+        return (int) call(Holder.FD_VAL, channel);
+    }
+
+    /**
+     * Writes one byte into a pipe opened by {@link #openPipeWriter}: 0 when written or already full, else errno. On
+     * the data path (a doorbell): an exact invocation, no boxing, no allocation.
+     */
+    static int ring(int fd) {
+        try {
+            return (int) Holder.RING.invokeExact(fd);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     /** Calls a native of {@link ShmNativeCalls}; its IOException as thrown. Per shared file, not per message. */
     private static Object call(MethodHandle h, Object... args) throws IOException {
         try {
@@ -97,6 +121,9 @@ final class ShmNatives {
         static MethodHandle SEALS;
         static MethodHandle OPEN;
         static MethodHandle CLOSE;
+        static MethodHandle OPEN_PIPE_WRITER;
+        static MethodHandle RING;
+        static MethodHandle FD_VAL;
         static final String REASON = load();
 
         private static String load() {
@@ -132,6 +159,9 @@ final class ShmNatives {
                 SEALS = handle(c, "seals0", int.class);
                 OPEN = handle(c, "open0", String.class);
                 CLOSE = handle(c, "close0", int.class);
+                OPEN_PIPE_WRITER = handle(c, "openPipeWriter0", String.class);
+                RING = handle(c, "ring0", int.class);
+                FD_VAL = handle(c, "fdVal0", Object.class);
                 return null;
             } catch (Throwable e) {
                 LOG.debug("the shm fabric shares unsealed files: {} does not load", LIBRARY, e);

@@ -69,6 +69,9 @@ final class ShmPeer {
 
     // ---- guarded by this: the peer's ring arenas mapped here, most recent first
     private final ArrayList<Mapped> peerArenas = new ArrayList<>();
+    /** This process's descriptors of the peer's wakeup pipes, by ready-map rkey and peer descriptor (-1: unusable). */
+    private final Map<Long, Integer> wakeupWriters = new java.util.HashMap<>();
+    private boolean writersClosed;
     /** Mapped peer arenas kept for the next connection; a connection holds its own cell's buffer anyway. */
     private static final int PEER_ARENAS_KEPT = 8;
 
@@ -211,6 +214,53 @@ final class ShmPeer {
         for (ShmRingArena a : closing) {
             a.file.close();
         }
+        List<Integer> writers;
+        synchronized (this) {
+            writersClosed = true;
+            writers = new ArrayList<>(wakeupWriters.values());
+            wakeupWriters.clear();
+        }
+        for (int fd : writers) {
+            if (fd >= 0) {
+                try {
+                    ShmNatives.close(fd);
+                } catch (IOException e) {
+                    // closing: nothing to recover
+                }
+            }
+        }
+    }
+
+    /**
+     * A non-blocking descriptor of the peer's wakeup pipe that its ready map with {@code rkey} names as descriptor
+     * {@code peerFd} in the peer's process, opened on first use and shared by every connection to that queue; -1
+     * when there is none or it cannot be opened (not a pipe, gone, no librdmanio-shm): the socket's doorbell then.
+     */
+    synchronized int wakeupWriter(int rkey, int peerFd) {
+        long key = ((long) rkey << 32) | (peerFd & 0xffffffffL);
+        Integer known = wakeupWriters.get(key);
+        if (known != null) {
+            return known;
+        }
+        int fd = -1;
+        if (peerFd >= 0 && !writersClosed && ShmNatives.available()) {
+            try {
+                fd = ShmNatives.openPipeWriter(ShmHost.descriptorPath(pid, peerFd));
+            } catch (IOException | RuntimeException e) {
+                fd = -1;
+            }
+        }
+        if (!writersClosed) {
+            wakeupWriters.put(key, fd);
+        } else if (fd >= 0) {
+            try {
+                ShmNatives.close(fd);
+            } catch (IOException e) {
+                // closing
+            }
+            fd = -1;
+        }
+        return fd;
     }
 
     /** Adds this peer's arenas and their cells in use to {@code use} ({arenas, cells in use}). */

@@ -95,6 +95,11 @@ final class ShmQueuePair implements QueuePair {
     private int peerMapRkey;
     private int peerMapCapacity;
     private int peerMapIndex;
+    /** The peer's wakeup pipe as the peer's ready map names it (its descriptor number there), -1 for none. */
+    private int peerWakeupFd = -1;
+    /** This process's non-blocking descriptor of that pipe: UNOPENED until the first watched ring, -1 unusable. */
+    private int peerWakeup = UNOPENED;
+    private static final int UNOPENED = -2;
 
     // ---- guarded by lock: send side
     private long sendTail;
@@ -543,6 +548,7 @@ final class ShmQueuePair implements QueuePair {
         peerMapCapacity = b.getInt(ShmReadyMapDescriptor.CAPACITY_OFFSET);
         peerMapIndex = index;
         peerMap = b;
+        peerWakeupFd = ShmReadyMapDescriptor.wakeupFd(b);
         return null;
     }
 
@@ -568,11 +574,27 @@ final class ShmQueuePair implements QueuePair {
         // Marked once per drain of the peer: while the peer has not polled since, the mark still stands.
         if (ShmRingsDescriptor.fenceThenTryHint(rings, peerCompletions)) {
             ShmReadyMapDescriptor.markReady(peerMap, peerMapCapacity, peerMapIndex);
-            if (ShmReadyMapDescriptor.tryDisarm(peerMap)) {
+            int how = ShmReadyMapDescriptor.tryDisarm(peerMap);
+            if (how != 0) {
                 fabric.doorbellRung();
-                link.ringDoorbell();
+                // A selector watching the peer's wakeup pipe wakes at this byte itself; a waiter relying on the
+                // peer's watcher, or a pipe that cannot be written, gets the socket's doorbell.
+                boolean piped = (how & ShmReadyMapDescriptor.ARMED_WATCHED) != 0 && ringPeerPipe();
+                if (!piped || (how & ShmReadyMapDescriptor.ARMED_RELAY) != 0) {
+                    link.ringDoorbell();
+                }
             }
         }
+    }
+
+    /** Writes a byte into the peer's wakeup pipe (under lock); false when it has none or it cannot be written. */
+    private boolean ringPeerPipe() {
+        int fd = peerWakeup;
+        if (fd == UNOPENED) {
+            fd = peer.wakeupWriter(peerMapRkey, peerWakeupFd);
+            peerWakeup = fd;
+        }
+        return fd >= 0 && ShmNatives.ring(fd) == 0;
     }
 
     /** Adds a local send completion (under lock); the send queue depth bounds how many can be pending. */

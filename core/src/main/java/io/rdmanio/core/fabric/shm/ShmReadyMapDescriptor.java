@@ -11,9 +11,12 @@ import java.nio.ByteBuffer;
  * <pre>{@code
  *   0          4          8          12                                                           64
  *   +----------+----------+----------+------------------------------------------------------------+
- *   | magic    | version  | capacity | (reserved)                                                 | header
- *   +----------+----------+----------+------------------------------------------------------------+
- *   64   armed (int): 1 while the owner waits for a doorbell; cleared by the producer that rings it
+ *   | magic    | version  | capacity | wakeup fd| (reserved)                                      | header
+ *   +----------+----------+----------+----------+-------------------------------------------------+
+ *   64   armed (int): while the owner waits, ARMED_RELAY (ring the connection's socket: the owner's watcher runs
+ *        its notifier) and/or ARMED_WATCHED (write a byte into the owner's wakeup pipe, named by "wakeup fd" in
+ *        the owner's process, -1 when it has none: a selector watching the pipe wakes at once); cleared by the
+ *        producer that rings it
  *   128  summary[summaryWords] (long): bit j set when word j may be non-zero
  *   128 + summaryWords * 8, rounded up to 64:
  *        word[capacity / 64] (long): bit i % 64 of word i / 64 set when queue pair i may have a completion
@@ -29,10 +32,15 @@ import java.nio.ByteBuffer;
 final class ShmReadyMapDescriptor {
 
     static final int MAGIC = 0x53484d51; // "SHMQ"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int CAPACITY_OFFSET = 8;
+    static final int WAKEUP_FD_OFFSET = 12;
     static final int ARMED_OFFSET = 64;
     static final int SUMMARY_OFFSET = 128;
+    /** Armed for a waiter that relies on the fabric's watcher: ring the connection's socket. */
+    static final int ARMED_RELAY = 1;
+    /** Armed for a waiter whose selector watches the wakeup pipe: write a byte into it. */
+    static final int ARMED_WATCHED = 2;
 
     /** Queue pairs a map holds at most (bits): the largest shm completion queue's entries. */
     static final int MAX_CAPACITY = 1 << 18;
@@ -60,9 +68,10 @@ final class ShmReadyMapDescriptor {
         return (int) ((n + 4095) & ~4095L);
     }
 
-    static void writeHeader(ByteBuffer b, int capacity) {
+    static void writeHeader(ByteBuffer b, int capacity, int wakeupFd) {
         b.putInt(4, VERSION);
         b.putInt(CAPACITY_OFFSET, capacity);
+        b.putInt(WAKEUP_FD_OFFSET, wakeupFd);
         ShmRingsDescriptor.INT.setRelease(b, 0, MAGIC);
     }
 
@@ -91,10 +100,17 @@ final class ShmReadyMapDescriptor {
         ShmRingsDescriptor.LONG.getAndBitwiseOr(b, SUMMARY_OFFSET + (word >>> 6) * 8, 1L << (word & 63));
     }
 
-    /** After {@link #markReady}: whether the owner is armed, clearing the flag if so (ring the doorbell then). */
-    static boolean tryDisarm(ByteBuffer b) {
-        return (int) ShmRingsDescriptor.INT.getVolatile(b, ARMED_OFFSET) == 1
-            && ShmRingsDescriptor.INT.compareAndSet(b, ARMED_OFFSET, 1, 0);
+    /**
+     * After {@link #markReady}: how the owner is armed ({@link #ARMED_RELAY}, {@link #ARMED_WATCHED} or both),
+     * clearing the flag if so (ring as it says then); 0 when it is not, or when another producer took it first.
+     * A value no owner writes is left to the owner's periodic check.
+     */
+    static int tryDisarm(ByteBuffer b) {
+        int v = (int) ShmRingsDescriptor.INT.getVolatile(b, ARMED_OFFSET);
+        if (v <= 0 || v > (ARMED_RELAY | ARMED_WATCHED)) {
+            return 0;
+        }
+        return ShmRingsDescriptor.INT.compareAndSet(b, ARMED_OFFSET, v, 0) ? v : 0;
     }
 
     // ---- the owner (the queue's single poller)
@@ -135,9 +151,22 @@ final class ShmReadyMapDescriptor {
         return false;
     }
 
-    /** Asks producers for a doorbell; the caller re-checks with {@link #anyReady} afterwards. */
-    static void setArmed(ByteBuffer b) {
-        ShmRingsDescriptor.INT.setVolatile(b, ARMED_OFFSET, 1);
+    /**
+     * Asks producers for a doorbell of the kinds in {@code bits}, adding them to those already asked for; the caller
+     * re-checks with {@link #anyReady} afterwards. Returns the flag as it was.
+     */
+    static int setArmed(ByteBuffer b, int bits) {
+        return (int) ShmRingsDescriptor.INT.getAndBitwiseOr(b, ARMED_OFFSET, bits);
+    }
+
+    /** Stops asking for the kinds in {@code bits} (a producer may have taken the flag meanwhile: nothing then). */
+    static void clearArmed(ByteBuffer b, int bits) {
+        ShmRingsDescriptor.INT.getAndBitwiseAnd(b, ARMED_OFFSET, ~bits);
+    }
+
+    /** The wakeup pipe's descriptor in the owner's process, -1 when it has none. */
+    static int wakeupFd(ByteBuffer b) {
+        return b.getInt(WAKEUP_FD_OFFSET);
     }
 
     static void setDisarmed(ByteBuffer b) {

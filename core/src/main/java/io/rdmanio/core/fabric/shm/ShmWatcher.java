@@ -6,6 +6,7 @@ import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.spi.SelectorProvider;
 import java.net.StandardProtocolFamily;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -49,12 +50,17 @@ final class ShmWatcher implements Runnable {
     ShmWatcher(String name) throws IOException {
         // The provider of the UNIX-domain channels it watches: the JDK's own. Selector.open() would return
         // rdmanio's selector when rdmanio is the system-wide provider, an extra layer for nothing.
-        try (ServerSocketChannel probe = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
-            selector = probe.provider().openSelector();
-        }
+        selector = jdkProvider().openSelector();
         thread = new Thread(this, name);
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** The JDK's own selector provider (that of its UNIX-domain channels), whatever the system-wide one is. */
+    static SelectorProvider jdkProvider() throws IOException {
+        try (ServerSocketChannel probe = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            return probe.provider();
+        }
     }
 
     /** Runs {@code task} on the watcher thread. */
