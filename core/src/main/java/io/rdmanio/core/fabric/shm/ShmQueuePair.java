@@ -73,7 +73,9 @@ final class ShmQueuePair implements QueuePair {
     private final ReentrantLock lock = new ReentrantLock();
     private volatile int state = STATE_INIT;
 
-    // ---- set once under lock by attach; read by the poller after it sees attached == true
+    // ---- set once under lock by attach; read by the poller after it sees attached == true. Dropped (null) by
+    // destroy, so that a destroyed queue pair still referenced (from a closed connection, a channel the application
+    // keeps) pins neither the ring's mapping nor the peer's: the poller reads it once and takes null as no rings.
     private ByteBuffer rings;
     private int myRecvQueue;
     private int myCompletions;
@@ -629,8 +631,9 @@ final class ShmQueuePair implements QueuePair {
             k = drainSends(out, k);
         }
         if (cq == recvCq && k < out.capacity()) {
-            if (attached && !ringBroken) {
-                ShmRingsDescriptor.clearHintedThenFence(rings, myCompletions);
+            ByteBuffer r = attached ? rings : null;
+            if (r != null && !ringBroken) {
+                ShmRingsDescriptor.clearHintedThenFence(r, myCompletions);
             }
             k = drainReceives(out, k);
         }
@@ -662,7 +665,8 @@ final class ShmQueuePair implements QueuePair {
         long polled = recvPolled;
         long posted = recvPosted;
         int cap = out.capacity();
-        boolean hasRings = attached;
+        ByteBuffer rings = attached ? this.rings : null; // read once: destroy drops it
+        boolean hasRings = rings != null;
         String broken = null;
         while (k < cap && polled < posted) {
             int i = (int) (polled % maxRecvWr);
@@ -750,7 +754,8 @@ final class ShmQueuePair implements QueuePair {
         if (cq == recvCq) {
             long polled = recvPolled;
             if (polled < recvPosted) {
-                if (attached && !ringBroken) {
+                ByteBuffer rings = attached ? this.rings : null; // read once: destroy drops it
+                if (rings != null && !ringBroken) {
                     long found = ShmRingsDescriptor.getCompletionSequenceAcquire(rings, myCompletions, recvCapacity,
                         polled);
                     if (found == polled + 1 || (found != ((polled + 1) | ShmRingsDescriptor.IN_PROGRESS)
@@ -767,12 +772,12 @@ final class ShmQueuePair implements QueuePair {
         return false;
     }
 
-    /** The connection's rings as mapped here, or {@code null} before attach (for tests). */
+    /** The connection's rings as mapped here, or {@code null} before attach and after destroy (for tests). */
     ByteBuffer rings() {
         return attached ? rings : null;
     }
 
-    /** The peer fabric this queue pair is attached to, or {@code null} before attach. */
+    /** The peer fabric this queue pair is attached to, or {@code null} before attach and after destroy. */
     ShmPeer peer() {
         return attached ? peer : null;
     }
@@ -1005,6 +1010,15 @@ final class ShmQueuePair implements QueuePair {
             p = peerReleased ? null : peer;
             c = peerReleased ? null : cell;
             peerReleased = true;
+            // Nothing reads them once destroyed (posts and the periodic check stop at the state, under this lock;
+            // the poller reads the rings once, null as none). Dropped so that whoever still references this queue
+            // pair (the application's closed channel, through its connection and id) keeps no mapping alive: the
+            // peer's region directory, the regions of it mapped here, its ring arena (the fabric's released peer
+            // is unmapped only when collected), which for a peer that exited is memory nobody else holds.
+            peer = null;
+            peerMap = null;
+            rings = null;
+            cell = null;
         } finally {
             lock.unlock();
         }
