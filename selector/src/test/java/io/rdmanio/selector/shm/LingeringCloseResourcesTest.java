@@ -164,10 +164,14 @@ class LingeringCloseResourcesTest {
     }
 
     /** Bytes of this process's mappings of files in {@code dir} (deleted or not). */
+    /**
+     * Bytes of shared memory mapped here: plain files of the shm directory, and rdmanio's sealed memfds (this
+     * process's and its peers'), which carry no path in the directory.
+     */
     private static long mappedBytes(Path dir) throws IOException {
         long total = 0;
         for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
-            if (line.contains(dir.toString())) {
+            if (line.contains(dir.toString()) || line.contains("/memfd:rdmanio-")) {
                 String[] range = line.substring(0, line.indexOf(' ')).split("-");
                 total += Long.parseUnsignedLong(range[1], 16) - Long.parseUnsignedLong(range[0], 16);
             }
