@@ -5,16 +5,12 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmanio.core.engine.Connection;
 import io.rdmanio.core.engine.ConnectionOptions;
-import io.rdmanio.core.engine.Engine;
-import io.rdmanio.core.engine.EngineConfig;
-import io.rdmanio.core.engine.Engines;
 import io.rdmanio.core.engine.Listener;
 import io.rdmanio.core.engine.Readiness;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -36,28 +32,18 @@ import org.junit.jupiter.api.Test;
  * <p>Seeded and reproducible: the seed is printed and named in every failure; {@code -Drdmanio.fuzz.seed=N}
  * replays it, {@code -Drdmanio.fuzz.rounds=N} runs longer.
  */
-class ShmRingFuzzTest {
+class ShmRingFuzzTest extends WithShmEngines {
 
     private static final int ROUNDS = Integer.getInteger("rdmanio.fuzz.rounds", 30);
     private static final long EXCHANGE_BOUND_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    private Path dir;
-    private ShmFabric serverFabric;
-    private ShmFabric clientFabric;
-    private Engine server;
-    private Engine client;
     private Listener listener;
     private Thread acceptor;
     private final List<Thread> echoers = new ArrayList<>();
     private volatile boolean done;
 
     @BeforeEach
-    void open() throws IOException {
-        dir = ShmTestSupport.newDirectory();
-        serverFabric = ShmTestSupport.open(dir);
-        clientFabric = ShmTestSupport.open(dir);
-        server = Engines.open(serverFabric, EngineConfig.DEFAULT);
-        client = Engines.open(clientFabric, EngineConfig.DEFAULT);
+    void listen() throws IOException {
         listener = server.listen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8,
             ConnectionOptions.DEFAULT);
         acceptor = new Thread(this::acceptLoop, "fuzz-acceptor");
@@ -66,17 +52,12 @@ class ShmRingFuzzTest {
     }
 
     @AfterEach
-    void close() throws Exception {
+    void stopEchoing() throws Exception {
         done = true;
         acceptor.join(10_000);
         for (Thread t : echoers) {
             t.join(10_000);
         }
-        client.close();
-        server.close();
-        clientFabric.close();
-        serverFabric.close();
-        ShmTestSupport.deleteDirectory(dir);
     }
 
     private void acceptLoop() {
