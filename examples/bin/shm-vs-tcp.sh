@@ -2,16 +2,19 @@
 # The same unmodified NIO server and client, as two processes, first on the JDK's TCP, then with only the agent
 # flag on the shm fabric, repeated as PAIRS back-to-back pairs; prints each pair's numbers and the spread
 # (min/median/max) of the shm/TCP ratios over the pairs: one run on a shared machine says little.
-#   examples/bin/shm-vs-tcp.sh [SECONDS [PAIRS]]   each measurement's time after a one-second warm-up
-#                                                (default 2), and the number of pairs (default 3)
+#   examples/bin/shm-vs-tcp.sh [SECONDS [PAIRS]]   each measurement's time (default 2) after a warm-up (4 s for
+#                                                the round trips, whose first second is reported on its own;
+#                                                1 s for the stream), and the number of pairs (default 3)
 #   CONTEND=N examples/bin/shm-vs-tcp.sh ...       the same with N CPU-bound processes running beside the pair
 #                                                (a machine doing other work), stopped when the script ends
+#   RTT_WARMUP=S examples/bin/shm-vs-tcp.sh ...    the round trips' warm-up in seconds (default 4)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_built
 SECONDS_EACH="${1:-2}"
 PAIRS="${2:-3}"
 CONTEND="${CONTEND:-0}"
+RTT_WARMUP="${RTT_WARMUP:-4}"
 with_work_dir
 # CPU-bound processes beside the pair, each one bounded in time should the script be killed before its trap runs.
 CONTENDERS=()
@@ -36,6 +39,9 @@ run() {
     if [[ -n "${2:-}" ]]; then
         agent=(-javaagent:"$AGENT=$2,stats=$WORK/$label-server.json")
     fi
+    # Emptied here, not only by the redirection below: that one runs in the background job, and on a loaded machine
+    # the port could be read from the last pair's log before it did (a client then met "Connection refused").
+    : > "$WORK/$label-server.log"
     java "${agent[@]}" -cp "$CP" io.rdmanio.examples.measure.MeasureServer 127.0.0.1 0 > "$WORK/$label-server.log" 2>&1 &
     SERVER_PID=$!
     local port
@@ -45,6 +51,7 @@ run() {
         agent=(-javaagent:"$AGENT=$2,stats=$WORK/$label-client.json")
     fi
     java "${agent[@]}" -cp "$CP" io.rdmanio.examples.measure.MeasureClient 127.0.0.1 "$port" "$SECONDS_EACH" \
+        "$RTT_WARMUP" \
         > "$WORK/$label-client.log" 2>&1 || { cat "$WORK/$label-client.log" >&2; exit 1; }
     [[ "${QUIET:-0}" == 1 ]] || sed -n '/^result /!s/^/    /p' "$WORK/$label-client.log"
     grep '^result ' "$WORK/$label-client.log" > "$WORK/$label.result"
@@ -77,7 +84,8 @@ for ((pair = 1; pair <= PAIRS; pair++)); do
     grep -h '^result ' "$WORK/ring1.log" "$WORK/ring2.log" \
         | sort -t= -k2 -n | tail -n 1 > "$WORK/ring.result"
     echo "$pair $(field tcp rtt_p50_us) $(field shm rtt_p50_us) $(field tcp rtt_mean_us) $(field shm rtt_mean_us)" \
-        "$(field tcp stream_mb_s) $(field shm stream_mb_s) $(field ring ring_mb_s)" >> "$WORK/pairs"
+        "$(field tcp stream_mb_s) $(field shm stream_mb_s) $(field ring ring_mb_s)" \
+        "$(field tcp rtt_cold_p50_us) $(field shm rtt_cold_p50_us)" >> "$WORK/pairs"
 done
 
 # Each pair on its own line, then min/median/max of each column over the pairs.
@@ -93,7 +101,8 @@ function spread(name, a, unit, fmt, n,    median) {
     printf "    %-30s " fmt " / " fmt " / " fmt "%s\n", name, a[1], median, a[n], unit
 }
 {
-    i = NR; tp[i] = $2; sp[i] = $3; tm[i] = $4; sm[i] = $5; tb[i] = $6; sb[i] = $7
+    i = NR; tp[i] = $2; sp[i] = $3; tm[i] = $4; sm[i] = $5; tb[i] = $6; sb[i] = $7; tc[i] = $9; sc[i] = $10
+    rcold[i] = $10 / $9
     r50[i] = $3 / $2; rmean[i] = $5 / $4; rmbs[i] = $7 / $6; lim[i] = $8; rlim[i] = $7 / $8
     # A limit below the stream it bounds is no limit: the ring copy ran in one of this machine slow spells.
     if ($8 >= $7) okl[++nokl] = $7 / $8
@@ -111,6 +120,9 @@ END {
     spread("64 B round trip, median, shm", sp, " us", "%.1f")
     spread("  shm/TCP", r50, "x", "%.2f")
     spread("64 B round trip, mean, shm/TCP", rmean, "x", "%.2f")
+    spread("first second, median, TCP", tc, " us", "%.1f")
+    spread("first second, median, shm", sc, " us", "%.1f")
+    spread("  shm/TCP", rcold, "x", "%.2f")
     spread("stream, 1 MiB writes, TCP", tb, " MB/s", "%.0f")
     spread("stream, 1 MiB writes, shm", sb, " MB/s", "%.0f")
     spread("  shm/TCP", rmbs, "x", "%.2f")

@@ -257,6 +257,7 @@ final class RdmaSelector extends AbstractSelector {
         for (int i = 0; i < engines.size(); i++) {
             spin = Math.max(spin, engines.get(i).spinNanos());
         }
+        spin = SpinWait.budget(spin);
         if (spin <= 0) {
             return false;
         }

@@ -840,6 +840,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * staged as {@link #write} does. A stream whose reader keeps up thus costs two copies per byte, not three, and
      * the tail of each large write does not become a frame of its own. Smaller writes are staged at once, where
      * they coalesce.
+     *
+     * <p>This wait keeps its budget when {@link SpinWait} finds the processors crowded: the writer is waiting for a
+     * reader that is running, not for a thread to be woken, and staging instead (a third copy) made the quiet
+     * stream slower (4.2-6.6 GB/s held against 2.5-3.3 staged, same session).
      */
     @Override
     public long writeDirect(ByteBuffer[] srcs, int offset, int length) throws IOException {

@@ -1032,7 +1032,7 @@ final class FabricEngine implements Engine {
         if (r != 0 || timeoutNanos <= 0) {
             return Math.max(r, 0);
         }
-        long spinEnd = start + spinNanos();
+        long spinEnd = start + SpinWait.budget(spinNanos());
         for (int round = 0; System.nanoTime() - spinEnd < 0; round++) {
             progress();
             r = readyOrClosed(target, ops);

@@ -3,6 +3,7 @@ package io.rdmanio.selector.config;
 import io.rdmanio.core.engine.Engine;
 import io.rdmanio.core.resolver.Resolver;
 import io.rdmanio.core.engine.EngineStats;
+import io.rdmanio.core.engine.SpinWait;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -89,6 +90,7 @@ final class StatsFile {
                     .endObject();
         }
         json.endObject();
+        json.member("crowdedSpins", SpinWait.crowdedSpells());
         if (resolver != null) {
             json.beginObject("resolver");
             for (Map.Entry<String, Long> e : resolver.entrySet()) {

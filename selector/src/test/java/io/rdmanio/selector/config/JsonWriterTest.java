@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.rdmanio.core.engine.EngineStats;
+import io.rdmanio.core.engine.SpinWait;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -65,7 +66,8 @@ class JsonWriterTest {
                 + "      \"frames\": 9,\n      \"creditFrames\": 3,\n      \"inlineFrames\": 4,\n      \"creditStalls\": 1,\n"
                 + "      \"receiverNotReady\": 0,\n      \"protocolErrors\": 0\n"
                 + "    }\n"
-                + "  }\n"
+                + "  },\n"
+                + "  \"crowdedSpins\": " + SpinWait.crowdedSpells() + "\n"
                 + "}\n", json);
     }
 
@@ -73,7 +75,8 @@ class JsonWriterTest {
     void summaryWithoutRulesOrEngines() {
         String json = StatsFile.toJson("auto", null, RunStats.get(), Map.of());
         assertEquals(true, json.contains("\"rules\": null,\n"));
-        assertEquals(true, json.endsWith("  \"engines\": {}\n}\n"));
+        assertEquals(true, json.endsWith("  \"engines\": {},\n  \"crowdedSpins\": " + SpinWait.crowdedSpells()
+            + "\n}\n"));
     }
 
     @Test
