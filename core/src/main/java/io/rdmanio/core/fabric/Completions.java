@@ -10,9 +10,7 @@ public final class Completions {
 
     /* Opcodes, as in ibv_wc_opcode. */
     public static final int OP_SEND = 0;
-    public static final int OP_RDMA_WRITE = 1;
     public static final int OP_RECV = 128;
-    public static final int OP_RECV_RDMA_WITH_IMM = 129;
 
     /* Statuses, numbered as ibv_wc_status so the disni fabric maps them one to one. */
     public static final int SUCCESS = 0;
@@ -32,11 +30,8 @@ public final class Completions {
     public final int[] status;
     public final int[] opcode;
     public final int[] byteLen;
-    public final int[] imm;
     /** The {@link QueuePair#qpNum()} of the queue pair the completion belongs to. */
     public final int[] qpNum;
-    /** Whether {@link #imm} holds an immediate value. */
-    public final boolean[] hasImm;
     private int count;
 
     public Completions(int capacity) {
@@ -47,9 +42,7 @@ public final class Completions {
         status = new int[capacity];
         opcode = new int[capacity];
         byteLen = new int[capacity];
-        imm = new int[capacity];
         qpNum = new int[capacity];
-        hasImm = new boolean[capacity];
     }
 
     public int capacity() {

@@ -6,6 +6,11 @@ import java.nio.ByteBuffer;
 /**
  * A reliable connected queue pair. Work requests are given as primitives so posting never allocates.
  *
+ * <p>Data moves only by send and receive: a send lands in the oldest receive the peer posted. There is no RDMA
+ * write or read: the engine's data path is sends into posted receive slots and nothing would call one, while every
+ * fabric would have to implement it, keep it strict and test it. An RDMA-write data path would come back with
+ * the engine code that uses it and a measured gain over sends.
+ *
  * <p>Posting is thread-safe but the engine serializes it per connection. A post on a queue pair in the error
  * state, or beyond its queue depth, throws {@link FabricException}; failures after posting arrive as error
  * completions, after which every outstanding work request of the queue pair completes with
@@ -21,7 +26,7 @@ public interface QueuePair {
     /**
      * Queue-pair settings.
      *
-     * @param sendCq        completion queue of sends and writes
+     * @param sendCq        completion queue of sends
      * @param recvCq        completion queue of receives
      * @param maxSendWr     outstanding send work requests at most
      * @param maxRecvWr     posted receives at most
@@ -64,14 +69,6 @@ public interface QueuePair {
                 + offset + " + " + length + ") is not inside " + b);
         }
     }
-
-    /**
-     * Posts an RDMA write of {@code length} bytes from {@code region} at {@code offset} to the peer's
-     * {@code remoteAddress} under {@code rkey}, carrying {@code imm}: it consumes one posted receive at the peer,
-     * which completes with {@link Completions#OP_RECV_RDMA_WITH_IMM}.
-     */
-    void postWriteWithImm(long wrId, MemoryRegion region, int offset, int length,
-                          long remoteAddress, int rkey, int imm, int flags) throws IOException;
 
     /** Whether the queue pair is in the error state. */
     boolean isError();

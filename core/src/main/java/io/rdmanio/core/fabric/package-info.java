@@ -7,8 +7,8 @@
  *   <li>{@link io.rdmanio.core.fabric.CmId} and {@link io.rdmanio.core.fabric.EventChannel}: reliable connected
  *       endpoints set up by connection-manager events that may carry a small private-data payload;</li>
  *   <li>{@link io.rdmanio.core.fabric.MemoryRegion}: memory registered once, with local and remote keys;</li>
- *   <li>{@link io.rdmanio.core.fabric.QueuePair}: receives posted ahead of time, sends and RDMA writes with an
- *       immediate value, all from registered memory;</li>
+ *   <li>{@link io.rdmanio.core.fabric.QueuePair}: receives posted ahead of time and sends that land in them, from
+ *       registered memory (small sends also inline, gathered from ordinary buffers); no RDMA write or read;</li>
  *   <li>{@link io.rdmanio.core.fabric.CompletionQueue}: completions, polled or armed and waited on.</li>
  * </ul>
  *

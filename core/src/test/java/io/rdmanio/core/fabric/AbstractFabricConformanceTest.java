@@ -2,11 +2,8 @@ package io.rdmanio.core.fabric;
 
 import static io.rdmanio.core.fabric.Completions.LOC_LEN_ERR;
 import static io.rdmanio.core.fabric.Completions.LOC_PROT_ERR;
-import static io.rdmanio.core.fabric.Completions.OP_RDMA_WRITE;
 import static io.rdmanio.core.fabric.Completions.OP_RECV;
-import static io.rdmanio.core.fabric.Completions.OP_RECV_RDMA_WITH_IMM;
 import static io.rdmanio.core.fabric.Completions.OP_SEND;
-import static io.rdmanio.core.fabric.Completions.REM_ACCESS_ERR;
 import static io.rdmanio.core.fabric.Completions.REM_INV_REQ_ERR;
 import static io.rdmanio.core.fabric.Completions.RNR_RETRY_EXC_ERR;
 import static io.rdmanio.core.fabric.Completions.SUCCESS;
@@ -79,7 +76,7 @@ public abstract class AbstractFabricConformanceTest {
     protected abstract InetAddress listenAddress();
 
     /**
-     * The fabric's count of sends and writes that failed because no receive was posted at the peer, or -1 when the
+     * The fabric's count of sends that failed because no receive was posted at the peer, or -1 when the
      * fabric keeps none. Each software and verbs fabric counts them; the count is not part of the SPI.
      */
     protected long receiverNotReadyCount(Fabric fabric) {
@@ -112,15 +109,6 @@ public abstract class AbstractFabricConformanceTest {
      */
     protected Set<Integer> statusesFor(int expected) {
         return Set.of(expected);
-    }
-
-    /**
-     * Whether an RDMA write with immediate that fails the responder's checks (a bad rkey or range) completes the
-     * responder's oldest posted receive with that error instead of a flush. The software fabrics check before the
-     * write takes a receive; a device takes the receive first (soft-RoCE does).
-     */
-    protected boolean responderTakesAReceiveForAFailedWrite() {
-        return false;
     }
 
     protected final Fabric serverFabric() throws IOException {
@@ -345,7 +333,6 @@ public abstract class AbstractFabricConformanceTest {
             assertEquals(1000 + m, got.wrId[m], "the oldest posted receive is consumed first");
             assertEquals(sizes[m], got.byteLen[m]);
             assertEquals(link.serverQp.qpNum(), got.qpNum[m]);
-            assertFalse(got.hasImm[m]);
             check(link.serverMr, m * 4096, sizes[m], m);
         }
         Completions sent = await(link.clientSendCq, 1);
@@ -369,60 +356,24 @@ public abstract class AbstractFabricConformanceTest {
     }
 
     @Test
-    void aWriteWithImmediateLandsAtTheRemoteAddressAndConsumesOneReceive() throws IOException {
-        Link link = connected(options().serverReceives(2, 1024));
-        // Larger than a device's path MTU: the write travels as several packets and completes once.
-        int length = 20_000;
-        int at = 40_123;
-        fill(link.clientMr, 10, length, 5);
-        link.clientQp.postWriteWithImm(9, link.clientMr, 10, length, link.serverMr.address() + at,
-            link.serverMr.rkey(), 0xCAFE_F00D, SIGNALED);
-        Completions w = await(link.clientSendCq, 1);
-        assertStatus(SUCCESS, w.status[0]);
-        assertEquals(OP_RDMA_WRITE, w.opcode[0]);
-        assertEquals(9, w.wrId[0]);
-        Completions r = await(link.serverRecvCq, 1);
-        assertStatus(SUCCESS, r.status[0]);
-        assertEquals(OP_RECV_RDMA_WITH_IMM, r.opcode[0]);
-        assertEquals(1000, r.wrId[0], "the oldest posted receive is consumed");
-        assertTrue(r.hasImm[0]);
-        assertEquals(0xCAFE_F00D, r.imm[0]);
-        assertEquals(length, r.byteLen[0]);
-        check(link.serverMr, at, length, 5);
-        assertEquals(0, link.poll(link.serverRecvCq), "one receive per write");
-    }
-
-    @Test
     void sendsCompleteInPostOrderAndReceivesInArrivalOrder() throws IOException {
         int n = 12;
         Link link = connected(options().sendWr(16).recvWr(16).serverReceives(n, 1024));
         for (int m = 0; m < n; m++) {
             fill(link.clientMr, m * 1024, 100 + m, m);
-            if (m % 3 == 2) {
-                link.clientQp.postWriteWithImm(m, link.clientMr, m * 1024, 100 + m,
-                    link.serverMr.address() + 32768 + m * 1024, link.serverMr.rkey(), 7000 + m, SIGNALED);
-            } else {
-                link.clientQp.postSend(m, link.clientMr, m * 1024, 100 + m, SIGNALED);
-            }
+            link.clientQp.postSend(m, link.clientMr, m * 1024, 100 + m, SIGNALED);
         }
         Completions sent = await(link.clientSendCq, n);
         Completions got = await(link.serverRecvCq, n);
         for (int m = 0; m < n; m++) {
-            boolean write = m % 3 == 2;
             assertStatus(SUCCESS, sent.status[m]);
             assertEquals(m, sent.wrId[m], "sends complete in the order they were posted");
-            assertEquals(write ? OP_RDMA_WRITE : OP_SEND, sent.opcode[m]);
+            assertEquals(OP_SEND, sent.opcode[m]);
             assertStatus(SUCCESS, got.status[m]);
             assertEquals(1000 + m, got.wrId[m], "receives are consumed in the order they were posted");
             assertEquals(100 + m, got.byteLen[m], "and complete in the order the messages arrived");
-            assertEquals(write ? OP_RECV_RDMA_WITH_IMM : OP_RECV, got.opcode[m]);
-            assertEquals(write, got.hasImm[m]);
-            if (write) {
-                assertEquals(7000 + m, got.imm[m]);
-                check(link.serverMr, 32768 + m * 1024, 100 + m, m);
-            } else {
-                check(link.serverMr, m * 1024, 100 + m, m);
-            }
+            assertEquals(OP_RECV, got.opcode[m]);
+            check(link.serverMr, m * 1024, 100 + m, m);
         }
     }
 
@@ -471,21 +422,6 @@ public abstract class AbstractFabricConformanceTest {
         }
         assertPostsRefused(link.clientQp, link.clientMr);
         assertPostsRefused(link.serverQp, link.serverMr);
-    }
-
-    @Test
-    void aWriteWithImmediateWithNoPostedReceiveIsReceiverNotReady() throws IOException {
-        Link link = connected(options().serverReceives(0, 64));
-        long before = receiverNotReadyCount(clientFabric());
-        link.clientQp.postWriteWithImm(1, link.clientMr, 0, 8, link.serverMr.address(), link.serverMr.rkey(), 0,
-            SIGNALED);
-        Completions c = await(link.clientSendCq, 1);
-        assertStatus(RNR_RETRY_EXC_ERR, c.status[0]);
-        assertEquals(OP_RDMA_WRITE, c.opcode[0]);
-        assertConnectionEnded(link);
-        if (before >= 0) {
-            assertEquals(before + 1, receiverNotReadyCount(clientFabric()), "the writer's count");
-        }
     }
 
     @Test
@@ -539,51 +475,6 @@ public abstract class AbstractFabricConformanceTest {
         Completions c = await(link.clientSendCq, 1);
         assertError(LOC_PROT_ERR, c.status[0]);
         assertConnectionEnded(link);
-    }
-
-    @Test
-    void aWriteWithAWrongRkeyIsARemoteAccessError() throws IOException {
-        // The next key, another generation of the same slot (the shm fabric's keys carry one), a key far away; the
-        // first unsignaled: a request that fails completes all the same.
-        assertRemoteAccessError(link -> link.clientQp.postWriteWithImm(1, link.clientMr, 0, 16,
-            link.serverMr.address(), link.serverMr.rkey() + 1, 1, 0));
-        closeFabrics();
-        assertRemoteAccessError(link -> link.clientQp.postWriteWithImm(1, link.clientMr, 0, 16,
-            link.serverMr.address(), link.serverMr.rkey() ^ 0x10000, 1, SIGNALED));
-        closeFabrics();
-        assertRemoteAccessError(link -> link.clientQp.postWriteWithImm(1, link.clientMr, 0, 16,
-            link.serverMr.address(), link.serverMr.rkey() ^ 0x5a5a00, 1, SIGNALED));
-    }
-
-    @Test
-    void aWritePastTheEndOfThePeersRegionIsARemoteAccessError() throws IOException {
-        assertRemoteAccessError(link -> link.clientQp.postWriteWithImm(1, link.clientMr, 0, 16,
-            link.serverMr.address() + REGION - 8, link.serverMr.rkey(), 1, SIGNALED));
-    }
-
-    @Test
-    void aWriteBeforeTheStartOfThePeersRegionIsARemoteAccessError() throws IOException {
-        assertRemoteAccessError(link -> link.clientQp.postWriteWithImm(1, link.clientMr, 0, 16,
-            link.serverMr.address() - 1, link.serverMr.rkey(), 1, SIGNALED));
-    }
-
-    @Test
-    void aWriteIntoARegionWithoutRemoteWriteIsARemoteAccessError() throws IOException {
-        assertRemoteAccessError(link -> {
-            MemoryRegion local = serverFabric().allocate(4096, MemoryRegion.LOCAL_WRITE);
-            link.clientQp.postWriteWithImm(1, link.clientMr, 0, 16, local.address(), local.rkey(), 1, SIGNALED);
-        });
-    }
-
-    @Test
-    void aWriteIntoADeregisteredRegionIsARemoteAccessError() throws IOException {
-        assertRemoteAccessError(link -> {
-            MemoryRegion gone = serverFabric().allocate(4096, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE);
-            long address = gone.address();
-            int rkey = gone.rkey();
-            gone.close();
-            link.clientQp.postWriteWithImm(1, link.clientMr, 0, 16, address, rkey, 1, SIGNALED);
-        });
     }
 
     @Test
@@ -851,33 +742,6 @@ public abstract class AbstractFabricConformanceTest {
         assertTrue(link.serverQp.isError(), "the server's queue pair is in the error state");
     }
 
-    /** An RDMA write that must fail at the peer: a remote access error, the connection ends, no receive used. */
-    private void assertRemoteAccessError(Post write) throws IOException {
-        Link link = connected(options().serverReceives(2, 64));
-        write.post(link);
-        Completions c = await(link.clientSendCq, 1);
-        assertError(REM_ACCESS_ERR, c.status[0]);
-        assertEquals(OP_RDMA_WRITE, c.opcode[0]);
-        assertEquals(1, c.wrId[0]);
-        CmEvent event = expect(link.clientEvents, CmEvent.Type.DISCONNECTED);
-        if (disconnectNamesTheFailure()) {
-            assertTrue(event.reason().contains("remote access error"), event.reason());
-        }
-        CmEvent peer = expect(link.serverEvents, CmEvent.Type.DISCONNECTED);
-        if (peerLearnsTheFailure()) {
-            assertTrue(peer.reason().contains("remote access error"), peer.reason());
-        }
-        assertTrue(link.clientQp.isError());
-        assertTrue(link.serverQp.isError());
-        Completions r = await(link.serverRecvCq, 2);
-        if (responderTakesAReceiveForAFailedWrite() && r.status[0] != WR_FLUSH_ERR) {
-            assertError(REM_ACCESS_ERR, r.status[0]);
-        } else {
-            assertStatus(WR_FLUSH_ERR, r.status[0], "no receive was consumed");
-        }
-        assertStatus(WR_FLUSH_ERR, r.status[1], "no receive was consumed");
-    }
-
     /**
      * A receive that breaks a rule of its region: refused at post with a message containing {@code rule} (the
      * software fabrics check at post time), or, as a device does, posted and failed with an error completion when a
@@ -906,9 +770,6 @@ public abstract class AbstractFabricConformanceTest {
         assertNamesState(send);
         FabricException recv = assertThrows(FabricException.class, () -> qp.postRecv(91, region, 0, 1));
         assertNamesState(recv);
-        FabricException write = assertThrows(FabricException.class,
-            () -> qp.postWriteWithImm(92, region, 0, 1, region.address(), region.rkey(), 0, SIGNALED));
-        assertNamesState(write);
     }
 
     private static void assertNamesState(FabricException e) {

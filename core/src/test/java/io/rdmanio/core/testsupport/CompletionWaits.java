@@ -23,8 +23,6 @@ public final class CompletionWaits {
         to.status[j] = from.status[i];
         to.opcode[j] = from.opcode[i];
         to.byteLen[j] = from.byteLen[i];
-        to.imm[j] = from.imm[i];
-        to.hasImm[j] = from.hasImm[i];
         to.qpNum[j] = from.qpNum[i];
     }
 

@@ -26,9 +26,7 @@ final class LoopbackCompletionQueue implements CompletionQueue {
     private final int[] status;
     private final int[] opcode;
     private final int[] byteLen;
-    private final int[] imm;
     private final int[] qpNum;
-    private final boolean[] hasImm;
     /** For send-queue completions, the queue pair and the work request's sequence number, to free send slots. */
     private final LoopbackQueuePair[] sendQp;
     private final long[] sendSeq;
@@ -54,9 +52,7 @@ final class LoopbackCompletionQueue implements CompletionQueue {
         status = new int[entries];
         opcode = new int[entries];
         byteLen = new int[entries];
-        imm = new int[entries];
         qpNum = new int[entries];
-        hasImm = new boolean[entries];
         sendQp = new LoopbackQueuePair[entries];
         sendSeq = new long[entries];
     }
@@ -68,8 +64,7 @@ final class LoopbackCompletionQueue implements CompletionQueue {
      * Adds a completion. {@code qp} and {@code seq} are given for send-queue completions (else {@code null}).
      * A full queue turns into an overrun, recorded in {@code fx} to fail the attached queue pairs.
      */
-    void add(Effects fx, int qpNumber, long id, int st, int op, int len, int immediate, boolean withImm,
-             LoopbackQueuePair sender, long seq) {
+    void add(Effects fx, int qpNumber, long id, int st, int op, int len, LoopbackQueuePair sender, long seq) {
         Notifier notifier;
         synchronized (this) {
             if (closed || overrun) {
@@ -87,8 +82,6 @@ final class LoopbackCompletionQueue implements CompletionQueue {
                 status[i] = st;
                 opcode[i] = op;
                 byteLen[i] = len;
-                imm[i] = immediate;
-                hasImm[i] = withImm;
                 qpNum[i] = qpNumber;
                 sendQp[i] = sender;
                 sendSeq[i] = seq;
@@ -168,8 +161,6 @@ final class LoopbackCompletionQueue implements CompletionQueue {
                     out.status[k] = status[i];
                     out.opcode[k] = opcode[i];
                     out.byteLen[k] = byteLen[i];
-                    out.imm[k] = imm[i];
-                    out.hasImm[k] = hasImm[i];
                     out.qpNum[k] = qpNum[i];
                     LoopbackQueuePair qp = sendQp[i];
                     if (qp != null) {

@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       distinct lkey and rkey. A deregistered region is invalid for every later use.</li>
  *   <li><b>Receives.</b> A receive must lie inside a valid LOCAL_WRITE region; more than {@code maxRecvWr}
  *       posted receives, or a post on a queue pair in error, throws.</li>
- *   <li><b>Sends and writes.</b> More than {@code maxSendWr} outstanding requests throws. A send slot frees
+ *   <li><b>Sends.</b> More than {@code maxSendWr} outstanding requests throws. A send slot frees
  *       only when its completion, or that of a later signaled request, is polled from the send queue, so an
  *       engine that never signals fills up. Memory outside a valid region fails the request with
  *       LOC_PROT_ERR. INLINE copies at post time (at most {@code maxInlineData} bytes); otherwise the payload
@@ -48,11 +48,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       queue is next polled or armed: memory reused before the completion is caught as corrupt data.</li>
  *   <li><b>Delivery.</b> A send takes the peer's oldest posted receive. None posted: RNR_RETRY_EXC_ERR at the
  *       sender and {@link #receiverNotReadyCount()} counts it. Larger than the receive: LOC_LEN_ERR at the
- *       receiver, REM_INV_REQ_ERR at the sender. A write with immediate must land inside one peer region with
- *       that rkey and REMOTE_WRITE access (else REM_ACCESS_ERR) and also takes a posted receive, which
- *       completes as OP_RECV_RDMA_WITH_IMM with the immediate and the length.</li>
+ *       receiver, REM_INV_REQ_ERR at the sender.</li>
  *   <li><b>Errors end the connection.</b> Any error completion puts both queue pairs in the error state,
- *       completes everything outstanding on both (sends, writes and posted receives, signaled or not) with
+ *       completes everything outstanding on both (sends and posted receives, signaled or not) with
  *       WR_FLUSH_ERR, and gives both ids DISCONNECTED, as does {@link CmId#disconnect()}.</li>
  *   <li><b>Completion queues.</b> Completions arrive only through the queue pair's completion queues, in order
  *       per queue pair. Holding more than {@code entries} is an overrun: every queue pair on that queue fails
@@ -77,7 +75,7 @@ public final class LoopbackFabric implements Fabric {
 
     private final LoopbackFaults faults;
     private final AtomicLong receiverNotReady = new AtomicLong();
-    /** Live regions, copied on write: scanned on every RDMA write to find the target by rkey. */
+    /** Live regions, copied on write: closed with the fabric. */
     private volatile LoopbackMemoryRegion[] regions = new LoopbackMemoryRegion[0];
 
     // ---- guarded by this
@@ -126,7 +124,7 @@ public final class LoopbackFabric implements Fabric {
         inlineOffered = bytes;
     }
 
-    /** How many times a send or write arrived where no receive was posted, on this fabric's connections. */
+    /** How many times a send arrived where no receive was posted, on this fabric's connections. */
     public long receiverNotReadyCount() {
         return receiverNotReady.get();
     }
@@ -185,20 +183,6 @@ public final class LoopbackFabric implements Fabric {
                 return;
             }
         }
-    }
-
-    /** The live REMOTE_WRITE region with {@code rkey} that holds all of {@code [address, address + length)}. */
-    LoopbackMemoryRegion findRemoteWritable(int rkey, long address, int length) {
-        for (LoopbackMemoryRegion region : regions) {
-            if (region.rkey() == rkey) {
-                if (region.isValid() && (region.access() & MemoryRegion.REMOTE_WRITE) != 0
-                    && address >= region.address() && region.covers(address - region.address(), length)) {
-                    return region;
-                }
-                return null;
-            }
-        }
-        return null;
     }
 
     @Override

@@ -46,7 +46,7 @@ public final class LoopbackFaults {
     // ---------------------------------------------------------------------------------------------------------
     // Delayed and batched completions.
 
-    /** From now on, posted sends and writes are held: not carried out, not completed, until released. */
+    /** From now on, posted sends are held: not carried out, not completed, until released. */
     public synchronized void holdCompletions() {
         mode = HOLD;
     }
@@ -143,7 +143,7 @@ public final class LoopbackFaults {
     // Completion errors, dropped connections, frozen receivers.
 
     /**
-     * Makes the {@code nth} next send or write posted on queue pair {@code qpNum} ({@link #ANY_QP}: on any queue
+     * Makes the {@code nth} next send posted on queue pair {@code qpNum} ({@link #ANY_QP}: on any queue
      * pair of this fabric) complete with {@code status} when it is carried out; its connection then fails as on
      * any error: both queue pairs in error, DISCONNECTED on both sides, everything else flushed.
      */
@@ -194,7 +194,7 @@ public final class LoopbackFaults {
     }
 
     /**
-     * Makes later receives posted on {@code qpNum} succeed but stay invisible to incoming sends and writes until
+     * Makes later receives posted on {@code qpNum} succeed but stay invisible to incoming sends until
      * {@link #thawReceives}: a message that finds only withheld receives is receiver-not-ready, as always.
      */
     public void freezeReceives(int qpNum) throws FabricException {

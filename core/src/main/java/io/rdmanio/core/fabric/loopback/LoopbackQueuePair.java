@@ -2,11 +2,8 @@ package io.rdmanio.core.fabric.loopback;
 
 import static io.rdmanio.core.fabric.Completions.LOC_LEN_ERR;
 import static io.rdmanio.core.fabric.Completions.LOC_PROT_ERR;
-import static io.rdmanio.core.fabric.Completions.OP_RDMA_WRITE;
 import static io.rdmanio.core.fabric.Completions.OP_RECV;
-import static io.rdmanio.core.fabric.Completions.OP_RECV_RDMA_WITH_IMM;
 import static io.rdmanio.core.fabric.Completions.OP_SEND;
-import static io.rdmanio.core.fabric.Completions.REM_ACCESS_ERR;
 import static io.rdmanio.core.fabric.Completions.REM_INV_REQ_ERR;
 import static io.rdmanio.core.fabric.Completions.REM_OP_ERR;
 import static io.rdmanio.core.fabric.Completions.RETRY_EXC_ERR;
@@ -31,7 +28,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * the locks of both sides, lower {@link #qpNum} first. Completion-queue and event-channel locks are taken under
  * them; notifiers run only after every lock is released ({@link Effects}).
  *
- * <p>A posted send or write is carried out when the sender's send completion queue or the receiver's receive
+ * <p>A posted send is carried out when the sender's send completion queue or the receiver's receive
  * completion queue is next polled or armed, or when a fault hook releases it. The payload of a non-inline send is
  * read at that moment, so memory reused before the completion is caught.
  */
@@ -43,9 +40,6 @@ final class LoopbackQueuePair implements QueuePair {
     static final int STATE_RTS = 1;
     static final int STATE_ERROR = 2;
     static final int STATE_DESTROYED = 3;
-
-    private static final int WR_SEND = 0;
-    private static final int WR_WRITE_IMM = 1;
 
     /** Queue depths and inline size beyond these are refused, as a device's limits would refuse them. */
     static final int MAX_WR = 1 << 16;
@@ -77,12 +71,8 @@ final class LoopbackQueuePair implements QueuePair {
     private final int[] sOffset;
     private final int[] sLength;
     private final int[] sFlags;
-    private final int[] sKind;
     /** A status decided at post time (bad local memory, injected fault), applied when the request is carried out. */
     private final int[] sForced;
-    private final long[] sRemote;
-    private final int[] sRkey;
-    private final int[] sImm;
     private final ByteBuffer inline;
     /** Written only by the poller of {@link #sendCq}: posts below this sequence number have freed their slot. */
     private volatile long sendRetired;
@@ -129,11 +119,7 @@ final class LoopbackQueuePair implements QueuePair {
         sOffset = new int[n];
         sLength = new int[n];
         sFlags = new int[n];
-        sKind = new int[n];
         sForced = new int[n];
-        sRemote = new long[n];
-        sRkey = new int[n];
-        sImm = new int[n];
         inline = ByteBuffer.allocate(maxInlineData == 0 ? 0 : n * maxInlineData);
         int m = maxRecvWr;
         rWrId = new long[m];
@@ -219,13 +205,7 @@ final class LoopbackQueuePair implements QueuePair {
 
     @Override
     public void postSend(long wrId, MemoryRegion region, int offset, int length, int flags) throws FabricException {
-        post(WR_SEND, wrId, region, offset, length, 0L, 0, 0, flags);
-    }
-
-    @Override
-    public void postWriteWithImm(long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                                 int rkey, int imm, int flags) throws FabricException {
-        post(WR_WRITE_IMM, wrId, region, offset, length, remoteAddress, rkey, imm, flags);
+        post(wrId, region, offset, length, flags, null, 0, 0, null, 0);
     }
 
     @Override
@@ -233,22 +213,16 @@ final class LoopbackQueuePair implements QueuePair {
                                int bodyOffset, int bodyLength, int flags) throws FabricException {
         QueuePair.ensureInlineSlice(this, "head", head, headOffset, headLength);
         QueuePair.ensureInlineSlice(this, "body", body, bodyOffset, bodyLength);
-        post(WR_SEND, wrId, null, 0, headLength + bodyLength, 0L, 0, 0, flags | INLINE, head, headOffset,
-            headLength, body, bodyOffset);
-    }
-
-    private void post(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                      int rkey, int imm, int flags) throws FabricException {
-        post(kind, wrId, region, offset, length, remoteAddress, rkey, imm, flags, null, 0, 0, null, 0);
+        post(wrId, null, 0, headLength + bodyLength, flags | INLINE, head, headOffset, headLength, body,
+            bodyOffset);
     }
 
     /**
      * {@code head}/{@code body}: a payload gathered from unregistered memory (an inline send without a region);
      * copied here, at post time.
      */
-    private void post(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                      int rkey, int imm, int flags, ByteBuffer head, int headOffset, int headLength,
-                      ByteBuffer body, int bodyOffset) throws FabricException {
+    private void post(long wrId, MemoryRegion region, int offset, int length, int flags, ByteBuffer head,
+                      int headOffset, int headLength, ByteBuffer body, int bodyOffset) throws FabricException {
         Effects fx = Effects.begin();
         try {
             lock.lock();
@@ -292,11 +266,7 @@ final class LoopbackQueuePair implements QueuePair {
                 sOffset[i] = offset;
                 sLength[i] = length;
                 sFlags[i] = flags;
-                sKind[i] = kind;
                 sForced[i] = forced;
-                sRemote[i] = remoteAddress;
-                sRkey[i] = rkey;
-                sImm[i] = imm;
                 sendTail++;
                 boolean kick = fabric.faults().pollWouldCarryOut(this, (int) (sendTail - sendHead));
                 // Either side's poll carries the request out; only a request that will complete wakes the
@@ -398,14 +368,12 @@ final class LoopbackQueuePair implements QueuePair {
         assert lock.isHeldByCurrentThread() && p.lock.isHeldByCurrentThread();
         long seq = sendHead;
         int i = (int) (seq % maxSendWr);
-        int kind = sKind[i];
         int length = sLength[i];
-        int sendOp = kind == WR_SEND ? OP_SEND : OP_RDMA_WRITE;
         LoopbackMemoryRegion src = sRegion[i];
         sRegion[i] = null;
         sendHead = seq + 1;
         if (sForced[i] != SUCCESS) {
-            completeSend(fx, i, seq, sendOp, sForced[i]);
+            completeSend(fx, i, seq, sForced[i]);
             String cause = sForced[i] == LOC_PROT_ERR
                 ? "local protection error: a posted request named memory outside a valid registered region"
                 : "injected completion error (" + Completions.statusName(sForced[i]) + ")";
@@ -413,37 +381,24 @@ final class LoopbackQueuePair implements QueuePair {
             return;
         }
         if (src != null && !src.isValid()) {
-            completeSend(fx, i, seq, sendOp, LOC_PROT_ERR);
+            completeSend(fx, i, seq, LOC_PROT_ERR);
             failConnection(fx, "local protection error: " + src + " was deregistered before the request was"
                 + " carried out");
             return;
         }
         if (p.state != STATE_RTS) {
-            completeSend(fx, i, seq, sendOp, RETRY_EXC_ERR);
+            completeSend(fx, i, seq, RETRY_EXC_ERR);
             failConnection(fx, "the peer's queue pair is not ready (transport retries exhausted)");
             return;
         }
-        LoopbackMemoryRegion target = null;
-        int targetOffset = 0;
-        if (kind == WR_WRITE_IMM) {
-            target = p.fabric.findRemoteWritable(sRkey[i], sRemote[i], length);
-            if (target == null) {
-                completeSend(fx, i, seq, sendOp, REM_ACCESS_ERR);
-                failConnection(fx, "remote access error: RDMA write of " + length + " bytes to 0x"
-                    + Long.toHexString(sRemote[i]) + " with rkey 0x" + Integer.toHexString(sRkey[i])
-                    + " is not inside a region of the peer registered with that rkey and REMOTE_WRITE access");
-                return;
-            }
-            targetOffset = (int) (sRemote[i] - target.address());
-        }
         if (p.recvHead == p.recvVisible) {
-            completeSend(fx, i, seq, sendOp, RNR_RETRY_EXC_ERR);
+            completeSend(fx, i, seq, RNR_RETRY_EXC_ERR);
             fabric.receiverNotReady();
             if (p.fabric != fabric) {
                 p.fabric.receiverNotReady();
             }
-            failConnection(fx, "receiver not ready: a " + (kind == WR_SEND ? "send" : "write with immediate")
-                + " from " + this + " arrived at " + p + " where no receive was posted");
+            failConnection(fx, "receiver not ready: a send from " + this + " arrived at " + p
+                + " where no receive was posted");
             return;
         }
         long rseq = p.recvHead;
@@ -451,46 +406,35 @@ final class LoopbackQueuePair implements QueuePair {
         LoopbackMemoryRegion dst = p.rRegion[r];
         p.rRegion[r] = null;
         p.recvHead = rseq + 1;
-        if (kind == WR_SEND) {
-            if (!dst.isValid()) {
-                p.recvCq.add(fx, p.qpNum, p.rWrId[r], LOC_PROT_ERR, OP_RECV, 0, 0, false, null, 0);
-                completeSend(fx, i, seq, sendOp, REM_OP_ERR);
-                failConnection(fx, "remote operation error: the receive at " + p + " named " + dst
-                    + ", deregistered after the receive was posted");
-                return;
-            }
-            if (length > p.rLength[r]) {
-                p.recvCq.add(fx, p.qpNum, p.rWrId[r], LOC_LEN_ERR, OP_RECV, 0, 0, false, null, 0);
-                completeSend(fx, i, seq, sendOp, REM_INV_REQ_ERR);
-                failConnection(fx, "a send of " + length + " bytes from " + this + " is larger than the receive of "
-                    + p.rLength[r] + " bytes posted at " + p);
-                return;
-            }
-            if (length > 0) {
-                if ((sFlags[i] & INLINE) != 0) {
-                    dst.memory.put(p.rOffset[r], inline, i * maxInlineData, length);
-                } else {
-                    dst.memory.put(p.rOffset[r], src.memory, sOffset[i], length);
-                }
-            }
-            p.recvCq.add(fx, p.qpNum, p.rWrId[r], SUCCESS, OP_RECV, length, 0, false, null, 0);
-        } else {
-            if (length > 0) {
-                if ((sFlags[i] & INLINE) != 0) {
-                    target.memory.put(targetOffset, inline, i * maxInlineData, length);
-                } else {
-                    target.memory.put(targetOffset, src.memory, sOffset[i], length);
-                }
-            }
-            p.recvCq.add(fx, p.qpNum, p.rWrId[r], SUCCESS, OP_RECV_RDMA_WITH_IMM, length, sImm[i], true, null, 0);
+        if (!dst.isValid()) {
+            p.recvCq.add(fx, p.qpNum, p.rWrId[r], LOC_PROT_ERR, OP_RECV, 0, null, 0);
+            completeSend(fx, i, seq, REM_OP_ERR);
+            failConnection(fx, "remote operation error: the receive at " + p + " named " + dst
+                + ", deregistered after the receive was posted");
+            return;
         }
+        if (length > p.rLength[r]) {
+            p.recvCq.add(fx, p.qpNum, p.rWrId[r], LOC_LEN_ERR, OP_RECV, 0, null, 0);
+            completeSend(fx, i, seq, REM_INV_REQ_ERR);
+            failConnection(fx, "a send of " + length + " bytes from " + this + " is larger than the receive of "
+                + p.rLength[r] + " bytes posted at " + p);
+            return;
+        }
+        if (length > 0) {
+            if ((sFlags[i] & INLINE) != 0) {
+                dst.memory.put(p.rOffset[r], inline, i * maxInlineData, length);
+            } else {
+                dst.memory.put(p.rOffset[r], src.memory, sOffset[i], length);
+            }
+        }
+        p.recvCq.add(fx, p.qpNum, p.rWrId[r], SUCCESS, OP_RECV, length, null, 0);
         if ((sFlags[i] & SIGNALED) != 0) {
-            completeSend(fx, i, seq, sendOp, SUCCESS);
+            completeSend(fx, i, seq, SUCCESS);
         }
     }
 
-    private void completeSend(Effects fx, int i, long seq, int op, int status) {
-        sendCq.add(fx, qpNum, sWrId[i], status, op, status == SUCCESS ? sLength[i] : 0, 0, false, this, seq);
+    private void completeSend(Effects fx, int i, long seq, int status) {
+        sendCq.add(fx, qpNum, sWrId[i], status, OP_SEND, status == SUCCESS ? sLength[i] : 0, this, seq);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -595,15 +539,14 @@ final class LoopbackQueuePair implements QueuePair {
         for (long seq = recvHead; seq < recvTail; seq++) {
             int r = (int) (seq % maxRecvWr);
             rRegion[r] = null;
-            recvCq.add(fx, qpNum, rWrId[r], WR_FLUSH_ERR, OP_RECV, 0, 0, false, null, 0);
+            recvCq.add(fx, qpNum, rWrId[r], WR_FLUSH_ERR, OP_RECV, 0, null, 0);
         }
         recvHead = recvTail;
         recvVisible = recvTail;
     }
 
     private void completeSendFlush(Effects fx, int i, long seq) {
-        sendCq.add(fx, qpNum, sWrId[i], WR_FLUSH_ERR, sKind[i] == WR_SEND ? OP_SEND : OP_RDMA_WRITE, 0, 0, false,
-            this, seq);
+        sendCq.add(fx, qpNum, sWrId[i], WR_FLUSH_ERR, OP_SEND, 0, this, seq);
     }
 
     private void reportDisconnected(Effects fx, String cause) {

@@ -40,7 +40,7 @@ import java.util.regex.Pattern;
  *       region lives on through its open descriptor, and its entry in this fabric's region directory (itself such
  *       a file, see {@link ShmRegionDirectoryDescriptor}) tells a peer where to find it
  *       ({@code /proc/PID/fd/FD}), its inode, key, length and access. {@link #register} accepts any direct buffer
- *       for local use only (the source of sends and writes): a peer cannot map it, so receives into it and
+ *       for local use only (the source of sends): a peer cannot map it, so receives into it and
  *       REMOTE_WRITE access are refused, naming {@link #allocate}.</li>
  *   <li><b>Queues.</b> Each connection has its rings (see {@link ShmRingsDescriptor}) in a cell of a ring arena
  *       the accepting side keeps per peer process ({@link ShmRingArena}): per direction, the receiver publishes its posted receives and the sender
@@ -64,7 +64,7 @@ import java.util.regex.Pattern;
  * </ul>
  *
  * <h2>Differences from loopback</h2>
- * Sends and writes are carried out at post time, so none is ever in flight when a connection fails and only
+ * Sends are carried out at post time, so none is ever in flight when a connection fails and only
  * posted receives are flushed. Receive completions live in the per-connection ring (sized by maxRecvWr), so a
  * completion queue cannot overrun; its {@code entries} sizes its ready map and bounds the queue pairs it serves.
  * Nothing a peer writes into shared memory is trusted: ring and ready-map fields are checked where read and
@@ -219,7 +219,7 @@ public final class ShmFabric implements Fabric {
         return dir;
     }
 
-    /** How many times a send or write arrived where no receive was posted, on this fabric's connections. */
+    /** How many times a send arrived where no receive was posted, on this fabric's connections. */
     public long receiverNotReadyCount() {
         return receiverNotReady.get();
     }
@@ -266,7 +266,7 @@ public final class ShmFabric implements Fabric {
     }
 
     /**
-     * Registers a direct buffer for local use: the source of sends and writes. A peer process cannot map it, so
+     * Registers a direct buffer for local use: the source of sends. A peer process cannot map it, so
      * REMOTE_WRITE is refused and receives into it are refused; memory peers reach comes from {@link #allocate}.
      */
     @Override

@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
 /**
  * A registered region. A shared one ({@link io.rdmanio.core.fabric.Fabric#allocate}) is an unlinked file with a slot in the fabric's
  * region directory, so peer processes map it; a local one ({@link io.rdmanio.core.fabric.Fabric#register} of any direct buffer) serves
- * only as the source of sends and writes.
+ * only as the source of sends.
  *
  * <p>Thread-safe: fields are final except {@link #valid}; data is touched only through absolute bulk copies.
  */

@@ -1,7 +1,6 @@
 package io.rdmanio.core.fabric.shm;
 
 import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.ACCESS;
-import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.ADDRESS;
 import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.FD;
 import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.INODE;
 import static io.rdmanio.core.fabric.shm.ShmRegionDirectoryDescriptor.LENGTH;
@@ -138,11 +137,6 @@ final class ShmPeer {
         }
         page.set(slot & (PAGE - 1), new Mapped(state, memory, fd, inode));
         return memory;
-    }
-
-    /** The fabric address of the live region with {@code rkey}: read after {@link #region} returned it. */
-    long address(int rkey) {
-        return directory.getLong(ShmRegionDirectoryDescriptor.entry(rkey & 0xffff) + ADDRESS);
     }
 
     /** Whether the region with {@code rkey} is still live (checked again just before a copy into it). */

@@ -2,11 +2,8 @@ package io.rdmanio.core.fabric.shm;
 
 import static io.rdmanio.core.fabric.Completions.LOC_LEN_ERR;
 import static io.rdmanio.core.fabric.Completions.LOC_PROT_ERR;
-import static io.rdmanio.core.fabric.Completions.OP_RDMA_WRITE;
 import static io.rdmanio.core.fabric.Completions.OP_RECV;
-import static io.rdmanio.core.fabric.Completions.OP_RECV_RDMA_WITH_IMM;
 import static io.rdmanio.core.fabric.Completions.OP_SEND;
-import static io.rdmanio.core.fabric.Completions.REM_ACCESS_ERR;
 import static io.rdmanio.core.fabric.Completions.REM_INV_REQ_ERR;
 import static io.rdmanio.core.fabric.Completions.REM_OP_ERR;
 import static io.rdmanio.core.fabric.Completions.RETRY_EXC_ERR;
@@ -26,7 +23,7 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * One side of an shm connection. Its receive queue and the completion queue of its receives live in the
  * connection's rings ({@link ShmRingsDescriptor}, a cell of a {@link ShmRingArena}); its send completions live in
- * a local ring. A send or write is carried out while it is posted: take the peer's oldest published receive, copy
+ * a local ring. A send is carried out while it is posted: take the peer's oldest published receive, copy
  * into the peer's mapped region, release the completion record, mark this queue pair in the ready map of the
  * peer's completion queue ({@link ShmReadyMapDescriptor}) unless it is marked already, and ring the doorbell only if the peer armed.
  *
@@ -54,9 +51,8 @@ final class ShmQueuePair implements QueuePair {
     static final int CAUSE_FAILURE = 2;
 
     private static final int WR_SEND = 0;
-    private static final int WR_WRITE_IMM = 1;
     /** A send whose payload is gathered from the caller's two buffers at post time (postSendInline). */
-    private static final int WR_SEND_INLINE = 2;
+    private static final int WR_SEND_INLINE = 1;
     /** The cause a post reports when the peer had closed its receive queue by an orderly disconnect. */
     private static final String PEER_ENDED_IN_ORDER = "the peer ended the connection: disconnected";
 
@@ -114,7 +110,6 @@ final class ShmQueuePair implements QueuePair {
     private final long[] scWrId;
     private final long[] scSeq;
     private final int[] scStatus;
-    private final int[] scOpcode;
     private final int[] scByteLen;
     private volatile long scTail;
     private volatile long scHead;
@@ -162,7 +157,6 @@ final class ShmQueuePair implements QueuePair {
         scWrId = new long[maxSendWr];
         scSeq = new long[maxSendWr];
         scStatus = new int[maxSendWr];
-        scOpcode = new int[maxSendWr];
         scByteLen = new int[maxSendWr];
         rWrId = new long[maxRecvWr];
         rRegion = new ShmMemoryRegion[maxRecvWr];
@@ -327,7 +321,7 @@ final class ShmQueuePair implements QueuePair {
 
     @Override
     public void postSend(long wrId, MemoryRegion region, int offset, int length, int flags) throws FabricException {
-        post(WR_SEND, wrId, region, offset, length, 0L, 0, 0, flags, null, 0, 0, null, 0);
+        post(WR_SEND, wrId, region, offset, length, flags, null, 0, 0, null, 0);
     }
 
     @Override
@@ -335,20 +329,13 @@ final class ShmQueuePair implements QueuePair {
                                int bodyOffset, int bodyLength, int flags) throws FabricException {
         QueuePair.ensureInlineSlice(this, "head", head, headOffset, headLength);
         QueuePair.ensureInlineSlice(this, "body", body, bodyOffset, bodyLength);
-        post(WR_SEND_INLINE, wrId, null, 0, headLength + bodyLength, 0L, 0, 0, flags | INLINE, head, headOffset,
-            headLength, body, bodyOffset);
-    }
-
-    @Override
-    public void postWriteWithImm(long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                                 int rkey, int imm, int flags) throws FabricException {
-        post(WR_WRITE_IMM, wrId, region, offset, length, remoteAddress, rkey, imm, flags, null, 0, 0, null, 0);
+        post(WR_SEND_INLINE, wrId, null, 0, headLength + bodyLength, flags | INLINE, head, headOffset, headLength,
+            body, bodyOffset);
     }
 
     /** {@code head}/{@code body}: the gathered payload of {@link #WR_SEND_INLINE} (the body is the rest). */
-    private void post(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                      int rkey, int imm, int flags, ByteBuffer head, int headOffset, int headLength, ByteBuffer body,
-                      int bodyOffset) throws FabricException {
+    private void post(int kind, long wrId, MemoryRegion region, int offset, int length, int flags, ByteBuffer head,
+                      int headOffset, int headLength, ByteBuffer body, int bodyOffset) throws FabricException {
         String failure;
         int cause = CAUSE_FAILURE;
         boolean peerEnded = false;
@@ -369,8 +356,8 @@ final class ShmQueuePair implements QueuePair {
                 throw new FabricException("inline send of " + length + " bytes on " + this
                     + " refused: maxInlineData is " + maxInlineData);
             }
-            failure = carryOut(kind, wrId, region, offset, length, remoteAddress, rkey, imm, signaled, head,
-                headOffset, headLength, body, bodyOffset);
+            failure = carryOut(kind, wrId, region, offset, length, signaled, head, headOffset, headLength, body,
+                bodyOffset);
             if (failure == PEER_ENDED_IN_ORDER) {
                 cause = CAUSE_NORMAL;
                 peerEnded = true;
@@ -391,127 +378,100 @@ final class ShmQueuePair implements QueuePair {
      * Carries out one request under the lock: the whole of a send. Returns {@code null} on success, else the
      * cause of the connection's failure (the error completions are already added).
      */
-    private String carryOut(int kind, long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                            int rkey, int imm, boolean signaled, ByteBuffer head, int headOffset, int headLength,
-                            ByteBuffer body, int bodyOffset) {
+    private String carryOut(int kind, long wrId, MemoryRegion region, int offset, int length, boolean signaled,
+                            ByteBuffer head, int headOffset, int headLength, ByteBuffer body, int bodyOffset) {
         assert lock.isHeldByCurrentThread();
         long seq = sendTail++;
-        int sendOp = kind == WR_WRITE_IMM ? OP_RDMA_WRITE : OP_SEND;
         ShmMemoryRegion src = region instanceof ShmMemoryRegion r ? r : null;
         if (kind != WR_SEND_INLINE && (src == null || src.fabric != fabric || !src.isValid()
             || !src.covers(offset, length))) {
-            completeSend(wrId, seq, sendOp, LOC_PROT_ERR, 0);
+            completeSend(wrId, seq, LOC_PROT_ERR, 0);
             return "local protection error: a posted request named memory outside a valid registered region ("
                 + region + ", [" + offset + ", " + offset + " + " + length + "))";
-        }
-        ByteBuffer target = null;
-        int targetOffset = 0;
-        if (kind == WR_WRITE_IMM) {
-            try {
-                target = peer.region(rkey, MemoryRegion.REMOTE_WRITE);
-            } catch (IOException e) {
-                target = null;
-            }
-            long off = target == null ? -1 : remoteAddress - peer.address(rkey);
-            if (target == null || off < 0 || off > target.capacity() - (long) length) {
-                completeSend(wrId, seq, sendOp, REM_ACCESS_ERR, 0);
-                return "remote access error: RDMA write of " + length + " bytes to 0x"
-                    + Long.toHexString(remoteAddress) + " with rkey 0x" + Integer.toHexString(rkey)
-                    + " is not inside a region of the peer registered with that rkey and REMOTE_WRITE access";
-            }
-            targetOffset = (int) off;
         }
         long t = taken;
         long takenField = ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue);
         if ((takenField & ShmRingsDescriptor.CLOSED) != 0) {
-            return peerQueueClosed(wrId, seq, sendOp);
+            return peerQueueClosed(wrId, seq);
         }
         if (peerMap == null) {
             String why;
             try {
                 why = findPeerMap();
             } catch (IOException e) {
-                completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+                completeSend(wrId, seq, RETRY_EXC_ERR, 0);
                 return "the peer's completion queue cannot be mapped: " + e.getMessage();
             }
             if (why != null) {
                 if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) != 0) {
                     // Closed meanwhile: its completion queue may be gone with it, which is no lie.
-                    return peerQueueClosed(wrId, seq, sendOp);
+                    return peerQueueClosed(wrId, seq);
                 }
-                return ringBroken(wrId, seq, sendOp, why);
+                return ringBroken(wrId, seq, why);
             }
         }
         if (takenField != t) {
-            return ringBroken(wrId, seq, sendOp, "field taken of the peer's receive queue is " + takenField
+            return ringBroken(wrId, seq, "field taken of the peer's receive queue is " + takenField
                 + ", expected " + t + " (this side is its only taker)");
         }
         long posted = ShmRingsDescriptor.getReceiveSequenceAcquire(rings, peerRecvQueue, peerCapacity, t);
         if (posted != t + 1) {
             if (!ShmRingsDescriptor.isEarlierLap(posted, t, peerCapacity)) {
-                return ringBroken(wrId, seq, sendOp, "field sequence of the peer's receive queue entry "
+                return ringBroken(wrId, seq, "field sequence of the peer's receive queue entry "
                     + (t & (peerCapacity - 1)) + " is " + posted + ", expected " + (t + 1) + " or "
                     + ShmRingsDescriptor.earlierLap(t, peerCapacity));
             }
-            completeSend(wrId, seq, sendOp, RNR_RETRY_EXC_ERR, 0);
+            completeSend(wrId, seq, RNR_RETRY_EXC_ERR, 0);
             fabric.receiverNotReady();
-            return "receiver not ready: a " + (kind == WR_WRITE_IMM ? "write with immediate" : "send") + " from " + this
-                + " arrived where the peer had no receive posted";
+            return "receiver not ready: a send from " + this + " arrived where the peer had no receive posted";
         }
         if (!ShmRingsDescriptor.compareAndSetTaken(rings, peerRecvQueue, t)) {
             if ((ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) & ShmRingsDescriptor.CLOSED) == 0) {
-                return ringBroken(wrId, seq, sendOp, "field taken of the peer's receive queue changed under its"
+                return ringBroken(wrId, seq, "field taken of the peer's receive queue changed under its"
                     + " only taker (to " + ShmRingsDescriptor.getTakenAcquire(rings, peerRecvQueue) + ", from " + t
                     + ")");
             }
             // Only the peer changes the counter besides this side: it closed the queue meanwhile.
-            return peerQueueClosed(wrId, seq, sendOp);
+            return peerQueueClosed(wrId, seq);
         }
         taken = t + 1;
         int e = ShmRingsDescriptor.recvEntry(peerRecvQueue, peerCapacity, t);
         int recvRkey = rings.getInt(e + ShmRingsDescriptor.RECV_RKEY);
         int recvOffset = rings.getInt(e + ShmRingsDescriptor.RECV_OFFSET);
         int recvLength = rings.getInt(e + ShmRingsDescriptor.RECV_LENGTH);
-        if (recvLength < 0 && kind != WR_WRITE_IMM) {
+        if (recvLength < 0) {
             ShmRingsDescriptor.beginCompletion(rings, peerCompletions, peerCapacity, t);
-            releaseCompletion(t, LOC_PROT_ERR, OP_RECV, 0, 0, 0);
-            return ringBroken(wrId, seq, sendOp, "field length of the peer's receive queue entry "
+            releaseCompletion(t, LOC_PROT_ERR, 0);
+            return ringBroken(wrId, seq, "field length of the peer's receive queue entry "
                 + (t & (peerCapacity - 1)) + " is " + recvLength);
         }
         ShmRingsDescriptor.beginCompletion(rings, peerCompletions, peerCapacity, t);
-        if (kind != WR_WRITE_IMM) {
-            ByteBuffer dst;
-            try {
-                dst = peer.region(recvRkey, MemoryRegion.LOCAL_WRITE);
-            } catch (IOException ex) {
-                dst = null;
-            }
-            if (dst == null || recvOffset < 0 || recvOffset > dst.capacity() - (long) recvLength) {
-                releaseCompletion(t, LOC_PROT_ERR, OP_RECV, 0, 0, 0);
-                completeSend(wrId, seq, sendOp, REM_OP_ERR, 0);
-                return "remote operation error: the receive the peer posted names a region it deregistered";
-            }
-            if (length > recvLength) {
-                releaseCompletion(t, LOC_LEN_ERR, OP_RECV, 0, 0, 0);
-                completeSend(wrId, seq, sendOp, REM_INV_REQ_ERR, 0);
-                return "a send of " + length + " bytes from " + this + " is larger than the receive of "
-                    + recvLength + " bytes the peer posted (local length error at the receiver)";
-            }
-            if (kind == WR_SEND_INLINE) {
-                dst.put(recvOffset, head, headOffset, headLength);
-                dst.put(recvOffset + headLength, body, bodyOffset, length - headLength);
-            } else if (length > 0) {
-                dst.put(recvOffset, src.memory, offset, length);
-            }
-            releaseCompletion(t, SUCCESS, OP_RECV, length, 0, 0);
-        } else {
-            if (length > 0) {
-                target.put(targetOffset, src.memory, offset, length);
-            }
-            releaseCompletion(t, SUCCESS, OP_RECV_RDMA_WITH_IMM, length, imm, ShmRingsDescriptor.CQE_FLAG_IMM);
+        ByteBuffer dst;
+        try {
+            dst = peer.region(recvRkey, MemoryRegion.LOCAL_WRITE);
+        } catch (IOException ex) {
+            dst = null;
         }
+        if (dst == null || recvOffset < 0 || recvOffset > dst.capacity() - (long) recvLength) {
+            releaseCompletion(t, LOC_PROT_ERR, 0);
+            completeSend(wrId, seq, REM_OP_ERR, 0);
+            return "remote operation error: the receive the peer posted names a region it deregistered";
+        }
+        if (length > recvLength) {
+            releaseCompletion(t, LOC_LEN_ERR, 0);
+            completeSend(wrId, seq, REM_INV_REQ_ERR, 0);
+            return "a send of " + length + " bytes from " + this + " is larger than the receive of "
+                + recvLength + " bytes the peer posted (local length error at the receiver)";
+        }
+        if (kind == WR_SEND_INLINE) {
+            dst.put(recvOffset, head, headOffset, headLength);
+            dst.put(recvOffset + headLength, body, bodyOffset, length - headLength);
+        } else if (length > 0) {
+            dst.put(recvOffset, src.memory, offset, length);
+        }
+        releaseCompletion(t, SUCCESS, length);
         if (signaled) {
-            completeSend(wrId, seq, sendOp, SUCCESS, length);
+            completeSend(wrId, seq, SUCCESS, length);
         }
         return null;
     }
@@ -521,8 +481,8 @@ final class ShmQueuePair implements QueuePair {
      * pair enters the error state, whose cause the DISCONNECTED event names) and returns that cause, a
      * {@link CmEvent#PROTOCOL_ERROR}.
      */
-    private String ringBroken(long wrId, long seq, int sendOp, String what) {
-        completeSend(wrId, seq, sendOp, WR_FLUSH_ERR, 0);
+    private String ringBroken(long wrId, long seq, String what) {
+        completeSend(wrId, seq, WR_FLUSH_ERR, 0);
         ringBroken = true;
         return brokenCause(what);
     }
@@ -561,18 +521,17 @@ final class ShmQueuePair implements QueuePair {
      * queue closed because the peer failed gives RETRY_EXC_ERR (on hardware, the retries a dead peer never
      * acknowledges).
      */
-    private String peerQueueClosed(long wrId, long seq, int sendOp) {
+    private String peerQueueClosed(long wrId, long seq) {
         if (ShmRingsDescriptor.isClosedInOrder(rings, peerRecvQueue)) {
-            completeSend(wrId, seq, sendOp, WR_FLUSH_ERR, 0);
+            completeSend(wrId, seq, WR_FLUSH_ERR, 0);
             return PEER_ENDED_IN_ORDER;
         }
-        completeSend(wrId, seq, sendOp, RETRY_EXC_ERR, 0);
+        completeSend(wrId, seq, RETRY_EXC_ERR, 0);
         return "the peer's queue pair is not ready (it failed): transport retries exhausted";
     }
 
-    private void releaseCompletion(long t, int status, int opcode, int byteLen, int imm, int flags) {
-        ShmRingsDescriptor.writeAndReleaseCompletion(rings, peerCompletions, peerCapacity, t, status, opcode, byteLen,
-            imm, flags);
+    private void releaseCompletion(long t, int status, int byteLen) {
+        ShmRingsDescriptor.writeAndReleaseCompletion(rings, peerCompletions, peerCapacity, t, status, byteLen);
         // Marked once per drain of the peer: while the peer has not polled since, the mark still stands.
         if (ShmRingsDescriptor.fenceThenTryHint(rings, peerCompletions)) {
             ShmReadyMapDescriptor.markReady(peerMap, peerMapCapacity, peerMapIndex);
@@ -600,13 +559,12 @@ final class ShmQueuePair implements QueuePair {
     }
 
     /** Adds a local send completion (under lock); the send queue depth bounds how many can be pending. */
-    private void completeSend(long wrId, long seq, int opcode, int status, int byteLen) {
+    private void completeSend(long wrId, long seq, int status, int byteLen) {
         long t = scTail;
         int i = (int) (t % maxSendWr);
         scWrId[i] = wrId;
         scSeq[i] = seq;
         scStatus[i] = status;
-        scOpcode[i] = opcode;
         scByteLen[i] = byteLen;
         scTail = t + 1;
         sendCq.markReady(sendIndex);
@@ -648,10 +606,8 @@ final class ShmQueuePair implements QueuePair {
             int i = (int) (h % maxSendWr);
             out.wrId[k] = scWrId[i];
             out.status[k] = scStatus[i];
-            out.opcode[k] = scOpcode[i];
+            out.opcode[k] = OP_SEND;
             out.byteLen[k] = scByteLen[i];
-            out.imm[k] = 0;
-            out.hasImm[k] = false;
             out.qpNum[k] = qpNum;
             sendRetired = scSeq[i] + 1;
             h++;
@@ -713,8 +669,7 @@ final class ShmQueuePair implements QueuePair {
                 int status = rings.getInt(e + ShmRingsDescriptor.CQE_STATUS);
                 int opcode = rings.getInt(e + ShmRingsDescriptor.CQE_OPCODE);
                 int byteLen = rings.getInt(e + ShmRingsDescriptor.CQE_BYTE_LEN);
-                int flags = rings.getInt(e + ShmRingsDescriptor.CQE_FLAGS);
-                broken = ShmRingsDescriptor.checkCompletion(status, opcode, byteLen, flags, rLength[i]);
+                broken = ShmRingsDescriptor.checkCompletion(status, opcode, byteLen, rLength[i]);
                 if (broken != null) {
                     broken = broken + " in this side's completion queue entry " + (polled & (recvCapacity - 1));
                     break;
@@ -723,15 +678,11 @@ final class ShmQueuePair implements QueuePair {
                 out.status[k] = status;
                 out.opcode[k] = opcode;
                 out.byteLen[k] = byteLen;
-                out.imm[k] = rings.getInt(e + ShmRingsDescriptor.CQE_IMM);
-                out.hasImm[k] = (flags & ShmRingsDescriptor.CQE_FLAG_IMM) != 0;
             } else {
                 out.wrId[k] = rWrId[i];
                 out.status[k] = WR_FLUSH_ERR;
                 out.opcode[k] = OP_RECV;
                 out.byteLen[k] = 0;
-                out.imm[k] = 0;
-                out.hasImm[k] = false;
             }
             out.qpNum[k] = qpNum;
             rRegion[i] = null;

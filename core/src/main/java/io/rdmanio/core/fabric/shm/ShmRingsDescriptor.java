@@ -33,7 +33,7 @@ import java.nio.ByteOrder;
  *         it tells the peer the rings are ready (ACCEPT, READY); see ShmReadyMapDescriptor
  *   +64   entry[capacity], 32 bytes each:
  *         +0 sequence + 1 (long; with bit 62 IN_PROGRESS while the body is written, released last)
- *         +8 status (int)  +12 opcode (int)  +16 byteLen (int)  +20 imm (int)  +24 flags (int)  +28 (pad)
+ *         +8 status (int)  +12 opcode (int)  +16 byteLen (int)  +20 (pad)
  * </pre>
  *
  * <p>Completion {@code n} of side s answers receive {@code n} of side s: receives are taken in order by one
@@ -76,9 +76,6 @@ final class ShmRingsDescriptor {
     static final int CQE_STATUS = 8;
     static final int CQE_OPCODE = 12;
     static final int CQE_BYTE_LEN = 16;
-    static final int CQE_IMM = 20;
-    static final int CQE_FLAGS = 24;
-    static final int CQE_FLAG_IMM = 1;
 
     static final long CLOSED = 1L << 63;
     static final long IN_PROGRESS = 1L << 62;
@@ -200,23 +197,17 @@ final class ShmRingsDescriptor {
      * Owner: {@code null} when a released completion's body is one a sender writes for a receive of
      * {@code recvLength} bytes, else which field is wrong and its value.
      */
-    static String checkCompletion(int status, int opcode, int byteLen, int flags, int recvLength) {
-        if ((flags & ~CQE_FLAG_IMM) != 0) {
-            return "field flags is 0x" + Integer.toHexString(flags);
-        }
-        if (opcode != Completions.OP_RECV && opcode != Completions.OP_RECV_RDMA_WITH_IMM) {
+    static String checkCompletion(int status, int opcode, int byteLen, int recvLength) {
+        if (opcode != Completions.OP_RECV) {
             return "field opcode is " + opcode + ", not a receive's";
         }
-        if (((flags & CQE_FLAG_IMM) != 0) != (opcode == Completions.OP_RECV_RDMA_WITH_IMM)) {
-            return "field flags is 0x" + Integer.toHexString(flags) + " with opcode " + opcode;
-        }
         if (status == Completions.SUCCESS) {
-            if (byteLen < 0 || (opcode == Completions.OP_RECV && byteLen > recvLength)) {
+            if (byteLen < 0 || byteLen > recvLength) {
                 return "field byteLen is " + byteLen + ", outside the " + recvLength + "-byte receive posted";
             }
         } else if (status == Completions.LOC_LEN_ERR || status == Completions.LOC_PROT_ERR) {
-            if (byteLen != 0 || opcode != Completions.OP_RECV) {
-                return "field byteLen is " + byteLen + " (opcode " + opcode + ") in a failed receive";
+            if (byteLen != 0) {
+                return "field byteLen is " + byteLen + " in a failed receive";
             }
         } else {
             return "field status is " + status + ", not one a sender writes";
@@ -287,15 +278,12 @@ final class ShmRingsDescriptor {
         LONG.setRelease(b, completionEntry(queue, capacity, seq) + CQE_SEQ, (seq + 1) | IN_PROGRESS);
     }
 
-    /** Sender: writes the body of completion {@code seq}, then releases it to the owner. */
-    static void writeAndReleaseCompletion(ByteBuffer b, int queue, int capacity, long seq, int status, int opcode,
-                                          int byteLen, int imm, int flags) {
+    /** Sender: writes the body of completion {@code seq} (a receive's), then releases it to the owner. */
+    static void writeAndReleaseCompletion(ByteBuffer b, int queue, int capacity, long seq, int status, int byteLen) {
         int e = completionEntry(queue, capacity, seq);
         b.putInt(e + CQE_STATUS, status);
-        b.putInt(e + CQE_OPCODE, opcode);
+        b.putInt(e + CQE_OPCODE, Completions.OP_RECV);
         b.putInt(e + CQE_BYTE_LEN, byteLen);
-        b.putInt(e + CQE_IMM, imm);
-        b.putInt(e + CQE_FLAGS, flags);
         LONG.setRelease(b, e + CQE_SEQ, seq + 1);
     }
 

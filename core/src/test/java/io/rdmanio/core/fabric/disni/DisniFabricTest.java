@@ -203,7 +203,6 @@ class DisniFabricTest {
                 assertEquals(m, got.wrId[m]);
                 assertEquals(sizes[m], got.byteLen[m]);
                 assertEquals(link.accepted.qp.qpNum(), got.qpNum[m]);
-                assertFalse(got.hasImm[m]);
                 check(link.accepted.recv, m * SLOT, sizes[m], m);
             }
             assertEquals(0, fabric.receiverNotReadyCount());
@@ -211,17 +210,17 @@ class DisniFabricTest {
     }
 
     @Test
-    void aWriteToABadKeyFailsThatConnectionOnly() throws Exception {
+    void aFailedSendFailsThatConnectionOnly() throws Exception {
         try (Link bystander = new Link(); Link victim = new Link()) {
-            victim.client.qp.postWriteWithImm(9, victim.client.send, 0, 100, victim.accepted.recv.address(),
-                victim.accepted.recv.rkey() ^ 0x5a5a00, 1, QueuePair.SIGNALED);
-            // The write fails; the queue pair enters the error state and the posted receives are flushed.
+            // One byte more than the receive the peer posted: the responder refuses the message.
+            victim.client.qp.postSend(9, victim.client.send, 0, SLOT + 1, QueuePair.SIGNALED);
+            // The send fails; the queue pair enters the error state and the posted receives are flushed.
             Completions c = awaitCompletions(victim.client.cq, 1 + SLOTS);
-            int writes = 0;
+            int sends = 0;
             int flushed = 0;
             for (int i = 0; i < c.count(); i++) {
-                if (c.opcode[i] == Completions.OP_RDMA_WRITE) {
-                    writes++;
+                if (c.opcode[i] == Completions.OP_SEND) {
+                    sends++;
                     assertEquals(9, c.wrId[i]);
                     assertTrue(c.status[i] == Completions.REM_ACCESS_ERR || c.status[i] == Completions.REM_INV_REQ_ERR
                         || c.status[i] == Completions.REM_OP_ERR, Completions.statusName(c.status[i]));
@@ -232,7 +231,7 @@ class DisniFabricTest {
                     flushed++;
                 }
             }
-            assertEquals(1, writes);
+            assertEquals(1, sends);
             assertEquals(SLOTS, flushed);
             assertTrue(victim.client.qp.isError());
             assertThrows(FabricException.class, () -> victim.client.qp.postSend(10, victim.client.send, 0, 1,

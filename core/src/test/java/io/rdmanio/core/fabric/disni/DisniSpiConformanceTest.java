@@ -63,8 +63,8 @@ class DisniSpiConformanceTest extends AbstractFabricConformanceTest {
     /**
      * What soft-RoCE reports in the place of the SPI's status, passed on unchanged by the fabric (seen in the VM): an
      * lkey that names no valid region of the protection domain (another fabric's, a deregistered one) is a local
-     * queue-pair operation error, and so is a message larger than the receive at the responder; a responder's NAK
-     * for a bad rkey or range may surface at the requester as any remote error (as DisniFabricTest has long allowed).
+     * queue-pair operation error, and so is a message larger than the receive at the responder; the responder's NAK
+     * for that message may surface at the requester as any remote error (as DisniFabricTest allows).
      */
     @Override
     protected Set<Integer> statusesFor(int expected) {
@@ -72,17 +72,10 @@ class DisniSpiConformanceTest extends AbstractFabricConformanceTest {
             case LOC_PROT_ERR:
             case LOC_LEN_ERR:
                 return Set.of(expected, LOC_QP_OP_ERR);
-            case REM_ACCESS_ERR:
             case REM_INV_REQ_ERR:
                 return Set.of(REM_ACCESS_ERR, REM_INV_REQ_ERR, REM_OP_ERR);
             default:
                 return Set.of(expected);
         }
-    }
-
-    /** The device takes the oldest posted receive for a write with immediate before it checks the rkey and range. */
-    @Override
-    protected boolean responderTakesAReceiveForAFailedWrite() {
-        return true;
     }
 }

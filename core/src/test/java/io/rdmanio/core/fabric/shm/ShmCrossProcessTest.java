@@ -92,12 +92,9 @@ class ShmCrossProcessTest {
     private CmEvent lastEvent;
 
     @Test
-    void acceptedPeerEchoesSendsAndWritesByteExact() throws Exception {
+    void acceptedPeerEchoesSendsByteExact() throws Exception {
         try (PeerProcess peer = PeerProcess.start("server", dir.toString())) {
             CmId id = connect(port(peer), "echo", CmEvent.Type.ESTABLISHED);
-            ByteBuffer grant = lastEvent.privateData();
-            int rkey = grant.getInt(0);
-            long writeAddress = grant.getLong(4);
             peer.expect("ESTABLISHED");
             QueuePair qp = id.queuePair();
             Random random = new Random(42);
@@ -110,14 +107,7 @@ class ShmCrossProcessTest {
                 int len = 1 + random.nextInt(SLOT);
                 random.nextBytes(expected);
                 mem.put(sendBase, expected, 0, len);
-                boolean write = round % 3 == 2;
-                if (write) {
-                    int offset = random.nextInt(1 << 19);
-                    qp.postWriteWithImm(round, mr, sendBase, len, writeAddress + offset, rkey, offset,
-                        QueuePair.SIGNALED);
-                } else {
-                    qp.postSend(round, mr, sendBase, len, QueuePair.SIGNALED);
-                }
+                qp.postSend(round, mr, sendBase, len, QueuePair.SIGNALED);
                 pollExactly(sendCq, out, 1);
                 assertEquals(Completions.SUCCESS, out.status[0], Completions.statusName(out.status[0]));
                 pollExactly(recvCq, out, 1);
@@ -232,25 +222,6 @@ class ShmCrossProcessTest {
             expect(events, CmEvent.Type.DISCONNECTED);
             pollExactly(recvCq, out, DEPTH);
             b.close();
-
-            // A write with a wrong key, and one outside the granted range.
-            for (int variant = 0; variant < 2; variant++) {
-                CmId c = connect(port, "echo", CmEvent.Type.ESTABLISHED);
-                int rkey = lastEvent.privateData().getInt(0);
-                long address = lastEvent.privateData().getLong(4);
-                if (variant == 0) {
-                    rkey ^= 0x10000;
-                } else {
-                    address += 4L << 20;
-                }
-                c.queuePair().postWriteWithImm(3, mr, 0, 64, address, rkey, 0, 0);
-                pollExactly(sendCq, out, 1);
-                assertEquals(Completions.REM_ACCESS_ERR, out.status[0]);
-                assertTrue(peer.expect("EVENT DISCONNECTED").contains("remote access error"));
-                expect(events, CmEvent.Type.DISCONNECTED);
-                pollExactly(recvCq, out, DEPTH);
-                c.close();
-            }
         }
     }
 

@@ -32,7 +32,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <pre>
  *   server DIR            listen on 127.0.0.1, print "LISTENING port"; each request's private data picks what
- *                         to do: "echo" (accept, echo sends and writes), "norecv" (accept with no receive
+ *                         to do: "echo" (accept, echo sends), "norecv" (accept with no receive
  *                         posted), "small" (16-byte receives), "reject" (reject with "rejected-by-peer")
  *   bind DIR PORT         listen on 127.0.0.1:PORT, print "LISTENING port", accept nothing
  *   client DIR PORT DATA  connect with DATA, print "EVENT type reason" of the outcome, then exit
@@ -51,9 +51,8 @@ public final class ShmPeerMain {
 
     static final int SLOT = 4096;
     static final int RECEIVES = 64;
-    static final int WRITE_AREA = RECEIVES * SLOT;
-    static final int REGION = WRITE_AREA + (1 << 20) + RECEIVES * SLOT;
-    static final int SEND_AREA = WRITE_AREA + (1 << 20);
+    static final int SEND_AREA = RECEIVES * SLOT;
+    static final int REGION = SEND_AREA + RECEIVES * SLOT;
 
     /** Set when the test writes a line to this process's standard input. */
     private static volatile boolean goAhead;
@@ -339,7 +338,7 @@ public final class ShmPeerMain {
                 int slot = (int) out.wrId[i];
                 int len = out.byteLen[i];
                 ByteBuffer mem = c.mr.buffer();
-                int from = out.opcode[i] == Completions.OP_RECV_RDMA_WITH_IMM ? WRITE_AREA + out.imm[i] : slot * SLOT;
+                int from = slot * SLOT;
                 // Answer from a separate area, so the receive slot can be posted again at once.
                 int to = SEND_AREA + slot * SLOT;
                 if (len > SLOT) {
@@ -371,7 +370,7 @@ public final class ShmPeerMain {
                 Conn c = new Conn();
                 c.id = event.id();
                 c.mode = mode;
-                c.mr = fabric.allocate(REGION, MemoryRegion.LOCAL_WRITE | MemoryRegion.REMOTE_WRITE);
+                c.mr = fabric.allocate(REGION, MemoryRegion.LOCAL_WRITE);
                 c.qp = c.id.createQueuePair(new QueuePair.Config(sendCq, recvCq, RECEIVES, RECEIVES, 0));
                 if (!mode.equals("norecv")) {
                     for (int i = 0; i < RECEIVES; i++) {
@@ -379,9 +378,7 @@ public final class ShmPeerMain {
                     }
                 }
                 conns.put(c.qp.qpNum(), c);
-                ByteBuffer reply = ByteBuffer.allocate(12);
-                reply.putInt(c.mr.rkey()).putLong(c.mr.address() + WRITE_AREA).flip();
-                c.id.accept(reply);
+                c.id.accept(null);
                 return;
             }
             case ESTABLISHED:

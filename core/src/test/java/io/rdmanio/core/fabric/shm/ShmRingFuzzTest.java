@@ -150,7 +150,7 @@ class ShmRingFuzzTest extends WithShmEngines {
         int ce = ShmRingsDescriptor.completionEntry(cq, cap, Math.max(0, seq));
         String[] names = {"magic", "version", "nonce", "capacity0", "capacity1", "taken", "hinted", "readyRkey",
             "readyIndex", "closedInOrder", "recv.seq", "recv.wrId", "recv.rkey", "recv.offset", "recv.length",
-            "cqe.seq", "cqe.status", "cqe.opcode", "cqe.byteLen", "cqe.imm", "cqe.flags"};
+            "cqe.seq", "cqe.status", "cqe.opcode", "cqe.byteLen"};
         int[] offsets = {ShmRingsDescriptor.MAGIC_OFFSET, ShmRingsDescriptor.VERSION_OFFSET,
             ShmRingsDescriptor.NONCE_OFFSET, ShmRingsDescriptor.CAPACITY_OFFSET, ShmRingsDescriptor.CAPACITY_OFFSET + 4,
             rq + ShmRingsDescriptor.RECV_TAKEN_OFFSET, cq + ShmRingsDescriptor.CQ_HINTED_OFFSET,
@@ -159,9 +159,9 @@ class ShmRingFuzzTest extends WithShmEngines {
             re + ShmRingsDescriptor.RECV_WR_ID, re + ShmRingsDescriptor.RECV_RKEY,
             re + ShmRingsDescriptor.RECV_OFFSET, re + ShmRingsDescriptor.RECV_LENGTH, ce + ShmRingsDescriptor.CQE_SEQ,
             ce + ShmRingsDescriptor.CQE_STATUS, ce + ShmRingsDescriptor.CQE_OPCODE,
-            ce + ShmRingsDescriptor.CQE_BYTE_LEN, ce + ShmRingsDescriptor.CQE_IMM, ce + ShmRingsDescriptor.CQE_FLAGS};
+            ce + ShmRingsDescriptor.CQE_BYTE_LEN};
         boolean[] wide = {false, false, true, false, false, true, false, false, false, false, true, true, false, false,
-            false, true, false, false, false, false, false};
+            false, true, false, false, false};
         int f = random.nextInt(names.length);
         long old = wide[f] ? ring.getLong(offsets[f]) : ring.getInt(offsets[f]);
         long value;

@@ -27,9 +27,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
     private final int[] status;
     private final int[] opcode;
     private final int[] byteLen;
-    private final int[] imm;
     private final int[] qpNum;
-    private final boolean[] hasImm;
     private int head;
     private int count;
     private Notifier notifier;
@@ -45,9 +43,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
         status = new int[entries];
         opcode = new int[entries];
         byteLen = new int[entries];
-        imm = new int[entries];
         qpNum = new int[entries];
-        hasImm = new boolean[entries];
     }
 
     VerbsFabric fabricOf() {
@@ -55,7 +51,7 @@ final class VerbsCompletionQueue implements CompletionQueue {
     }
 
     /** Adds one completion (drain, under the completion lock); false on overrun. */
-    boolean add(long id, int st, int op, int len, int immediate, boolean withImm, int qp) {
+    boolean add(long id, int st, int op, int len, int qp) {
         assert Thread.holdsLock(fabric.cqLock);
         if (closed) {
             return true;
@@ -78,8 +74,6 @@ final class VerbsCompletionQueue implements CompletionQueue {
         status[i] = st;
         opcode[i] = op;
         byteLen[i] = len;
-        imm[i] = immediate;
-        hasImm[i] = withImm;
         qpNum[i] = qp;
         count++;
         Notifier n = notifier;
@@ -103,8 +97,6 @@ final class VerbsCompletionQueue implements CompletionQueue {
                 out.status[k] = status[head];
                 out.opcode[k] = opcode[head];
                 out.byteLen[k] = byteLen[head];
-                out.imm[k] = imm[head];
-                out.hasImm[k] = hasImm[head];
                 out.qpNum[k] = qpNum[head];
                 if (++head == entries) {
                     head = 0;

@@ -40,10 +40,10 @@ import org.slf4j.Logger;
  * </pre>
  *
  * <h2>Posting</h2>
- * One stateful send, write-with-immediate and receive call of DiSNI is built per queue pair and rewritten in place
- * for every post. DiSNI 2.1's in-place modifiers cover the send's id, flags and scatter entry and the write's
- * remote address and key, but not the immediate value nor anything of a receive; those fields are written into the
- * call's own command buffer, at offsets checked once against sentinel values when the calls are built.
+ * One stateful send and one receive call of DiSNI are built per queue pair and rewritten in place for every post.
+ * DiSNI 2.1's in-place modifiers cover the send's id, flags and scatter entry, but nothing of a receive; its
+ * fields are written into the call's own command buffer, at offsets checked once against sentinel values when the
+ * call is built.
  *
  * <p>Thread-safe: posting is serialized by {@link #postLock}; completion bookkeeping runs under the fabric's
  * completion lock. Posting never allocates.
@@ -56,10 +56,7 @@ final class VerbsQueuePair implements QueuePair {
     static final long INTERNAL_BIT = 1L << 62;
     static final int GENERATION_MASK = 0x3fff;
     private static final byte OP_INTERNAL = -1;
-    private static final int IBV_WC_WITH_IMM = 1 << 1;
 
-    /* Offsets in DiSNI's send request layout (what libdisni reports and DiSNI writes). */
-    private static final int SEND_IMM_OFFSET = 36;
     /* DiSNI's receive request is 32 bytes and its scatter entry follows: address, length, lkey. */
     private static final int RECV_WR_ID_OFFSET = 0;
     private static final int RECV_SGE_OFFSET = 32;
@@ -67,7 +64,6 @@ final class VerbsQueuePair implements QueuePair {
     private static final long SENTINEL_ADDRESS = 0x5EED_0000_0BADL;
     private static final int SENTINEL_LENGTH = 0x00C0_FFEE;
     private static final int SENTINEL_KEY = 0x7A11_5EED;
-    private static final int SENTINEL_IMM = 0x1DEA_F00D;
     private static final long SENTINEL_WR_ID = 0x0123_4567_89AB_CDEFL;
 
     final VerbsFabric fabric;
@@ -93,11 +89,6 @@ final class VerbsQueuePair implements QueuePair {
     private final SVCPostSend sendCall;
     private final SVCPostSend.SendWRMod sendWr;
     private final SVCPostSend.SgeMod sendSge;
-    private final SVCPostSend writeCall;
-    private final SVCPostSend.SendWRMod writeWr;
-    private final SVCPostSend.SgeMod writeSge;
-    private final SVCPostSend.RdmaMod writeRdma;
-    private final ByteBuffer writeCommand;
     private final SVCPostRecv recvCall;
     private final ByteBuffer recvCommand;
 
@@ -154,18 +145,9 @@ final class VerbsQueuePair implements QueuePair {
         this.setup = setup;
         this.setupBuffer = setup.buffer().order(SetupDescriptor.ORDER);
 
-        sendCall = qp.postSend(List.of(sendRequest(IbvSendWR.IBV_WR_SEND)), null);
+        sendCall = qp.postSend(List.of(sendRequest()), null);
         sendWr = sendCall.getWrMod(0);
         sendSge = sendWr.getSgeMod(0);
-        writeCall = qp.postSend(List.of(sendRequest(IbvSendWR.IBV_WR_RDMA_WRITE_WITH_IMM)), null);
-        writeWr = writeCall.getWrMod(0);
-        writeSge = writeWr.getSgeMod(0);
-        writeRdma = writeWr.getRdmaMod();
-        writeCommand = commandBuffer(writeCall);
-        if (writeCommand.getInt(SEND_IMM_OFFSET) != SENTINEL_IMM) {
-            throw new FabricException("DiSNI's send request layout is not DiSNI 2.1's: the immediate value is not at "
-                + "offset " + SEND_IMM_OFFSET);
-        }
         IbvSge sge = new IbvSge();
         sge.setAddr(SENTINEL_ADDRESS);
         sge.setLength(SENTINEL_LENGTH);
@@ -184,20 +166,17 @@ final class VerbsQueuePair implements QueuePair {
         }
     }
 
-    private static IbvSendWR sendRequest(int opcode) {
+    private static IbvSendWR sendRequest() {
         IbvSge sge = new IbvSge();
         sge.setAddr(SENTINEL_ADDRESS);
         sge.setLength(SENTINEL_LENGTH);
         sge.setLkey(SENTINEL_KEY);
         IbvSendWR wr = new IbvSendWR();
         wr.setWr_id(SENTINEL_WR_ID);
-        wr.setOpcode(opcode);
+        wr.setOpcode(IbvSendWR.IBV_WR_SEND);
         wr.setSend_flags(IbvSendWR.IBV_SEND_SIGNALED);
         wr.setSg_list(new LinkedList<>(List.of(sge)));
         wr.setNum_sge(1);
-        wr.setImm_data(SENTINEL_IMM);
-        wr.getRdma().setRemote_addr(SENTINEL_ADDRESS);
-        wr.getRdma().setRkey(SENTINEL_KEY);
         return wr;
     }
 
@@ -309,7 +288,7 @@ final class VerbsQueuePair implements QueuePair {
         return error;
     }
 
-    /** The connection is established: sends and writes may be posted from now on. */
+    /** The connection is established: sends may be posted from now on. */
     void markEstablished() {
         established = true;
     }
@@ -391,33 +370,13 @@ final class VerbsQueuePair implements QueuePair {
         synchronized (postLock) {
             ensureSendable();
             int verbsFlags = sendFlags(flags, length);
-            int seq = reserveSend(wrId, Completions.OP_SEND);
+            int seq = reserveSend(wrId);
             sendWr.setWr_id(tag | (seq & 0xffffffffL));
             sendWr.setSend_flags(verbsFlags);
             sendSge.setAddr(region.address() + offset);
             sendSge.setLength(length);
             sendSge.setLkey(region.lkey());
             executeSend(sendCall, seq, false);
-        }
-    }
-
-    @Override
-    public void postWriteWithImm(long wrId, MemoryRegion region, int offset, int length, long remoteAddress,
-                                 int rkey, int imm, int flags) throws IOException {
-        ensureRange(region, offset, length);
-        synchronized (postLock) {
-            ensureSendable();
-            int verbsFlags = sendFlags(flags, length);
-            int seq = reserveSend(wrId, Completions.OP_RDMA_WRITE);
-            writeWr.setWr_id(tag | (seq & 0xffffffffL));
-            writeWr.setSend_flags(verbsFlags);
-            writeSge.setAddr(region.address() + offset);
-            writeSge.setLength(length);
-            writeSge.setLkey(region.lkey());
-            writeRdma.setRemote_addr(remoteAddress);
-            writeRdma.setRkey(rkey);
-            writeCommand.putInt(SEND_IMM_OFFSET, imm);
-            executeSend(writeCall, seq, false);
         }
     }
 
@@ -432,7 +391,7 @@ final class VerbsQueuePair implements QueuePair {
         return verbsFlags;
     }
 
-    private int reserveSend(long wrId, int op) throws FabricException {
+    private int reserveSend(long wrId) throws FabricException {
         int outstanding = sendPosted - sendCompleted - internalSends.get();
         if (outstanding >= maxSendWr) {
             throw new FabricException("send queue of queue pair " + qpNum + " is full: " + outstanding
@@ -441,7 +400,7 @@ final class VerbsQueuePair implements QueuePair {
         }
         int seq = sendPosted;
         sendWrIds[seq & sendMask] = wrId;
-        sendOps[seq & sendMask] = (byte) op;
+        sendOps[seq & sendMask] = (byte) Completions.OP_SEND;
         return seq;
     }
 
@@ -510,9 +469,8 @@ final class VerbsQueuePair implements QueuePair {
             }
             VerbsCompletionQueue cq = recvCq;
             if (cq != null) {
-                boolean imm = (wc.getWc_flags() & IBV_WC_WITH_IMM) != 0;
                 report(cq, recvWrIds[i], status, status == Completions.SUCCESS ? wc.getOpcode() : Completions.OP_RECV,
-                    wc.getByte_len(), imm ? wc.getImm_data() : 0, imm);
+                    wc.getByte_len());
             }
         } else {
             int i = seq & sendMask;
@@ -526,14 +484,13 @@ final class VerbsQueuePair implements QueuePair {
             VerbsCompletionQueue cq = sendCq;
             if (cq != null) {
                 report(cq, sendWrIds[i], status, status == Completions.SUCCESS ? wc.getOpcode() : op,
-                    status == Completions.SUCCESS ? wc.getByte_len() : 0, 0, false);
+                    status == Completions.SUCCESS ? wc.getByte_len() : 0);
             }
         }
     }
 
-    private void report(VerbsCompletionQueue cq, long engineId, int status, int opcode, int byteLen, int imm,
-                        boolean hasImm) {
-        if (!cq.add(engineId, status, opcode, byteLen, imm, hasImm, qpNum)) {
+    private void report(VerbsCompletionQueue cq, long engineId, int status, int opcode, int byteLen) {
+        if (!cq.add(engineId, status, opcode, byteLen, qpNum)) {
             fabric.overrun(cq);
         }
     }
@@ -554,7 +511,6 @@ final class VerbsQueuePair implements QueuePair {
             LOG.debug("destroying queue pair {} failed", qpNum, e);
         }
         sendCall.free();
-        writeCall.free();
         recvCall.free();
         setup.close();
         int n;
