@@ -142,6 +142,14 @@ final class FabricEngine implements Engine {
     private FabricConnection[] expireScratch = new FabricConnection[8];
     /** The closer is parked without a deadline (nothing lingers, nothing is owed): it must be unparked for work. */
     private volatile boolean closerIdle;
+    /**
+     * A connection began to linger since the thread in {@link #lingerRound} last looked: the memory bound may be
+     * exceeded now, so that thread must look again before it waits (no completion need ever come to wake it: the
+     * lingering connections' peers may not be reading).
+     */
+    private volatile boolean lingerAdded;
+    /** The waiter of the thread in {@link #lingerRound} (the closer or the exit hook), signalled by a new lingerer. */
+    private volatile ParkingWaiter lingerWaiter;
     /** Progress runs so far; written under progressLock, read by the closer to see whether anyone drives. */
     private volatile long progressRuns;
 
@@ -736,8 +744,15 @@ final class FabricEngine implements Engine {
         synchronized (lingerers) {
             lingerers.add(c);
         }
+        lingerAdded = true;
         if (lingering.getAndIncrement() == 0) {
             wakeCloser();
+        } else {
+            // The closer may be waiting out an older connection's deadline: the bound is checked now, not then.
+            ParkingWaiter w = lingerWaiter;
+            if (w != null) {
+                w.signal();
+            }
         }
     }
 
@@ -867,10 +882,14 @@ final class FabricEngine implements Engine {
      * the next completion, the earliest linger deadline or {@code until}, whichever comes first.
      */
     private void lingerRound(ParkingWaiter wake, long until) {
+        lingerWaiter = wake;
+        lingerAdded = false;
         progress();
         long next = Math.min(until, expireLingerers());
         wake.reset();
-        if ((lingering.get() > 0 || owesWork() || until != Long.MAX_VALUE) && arm(wake)) {
+        // A connection that began to linger after the check above either sees this waiter (reset, so its signal
+        // counts) or set lingerAdded before this thread reads it: either way no wait outlasts the bound.
+        if ((lingering.get() > 0 || owesWork() || until != Long.MAX_VALUE) && arm(wake) && !lingerAdded) {
             wake.awaitSignal(this, next);
         }
     }

@@ -119,6 +119,40 @@ class LingerBoundsTest {
         }
     }
 
+    /**
+     * The bound holds when nobody drives progress: a second close must make the closer look again, whatever it was
+     * doing (it may be between its last check and its wait for the first connection's 30 s deadline, and no
+     * completion comes to wake it: the peers do not read). Closes back to back, many times, to meet that window.
+     */
+    @Test
+    void aSecondCloseBeyondLingerMaxBytesResetsTheOlderWithoutAnyProgressDriver() throws Exception {
+        long footprint;
+        try (Pair p = new Pair(SMALL)) {
+            footprint = p.connect()[0].lingerFootprint();
+        }
+        for (int round = 0; round < 20; round++) {
+            try (Pair p = new Pair(SMALL.withLingerMaxBytes(footprint + footprint / 2))) {
+                FabricConnection[] a = p.connect();
+                FabricConnection[] b = p.connect();
+                fill(p, a[0], 5);
+                fill(p, b[0], 6);
+                a[0].close();
+                if ((round & 1) == 1) {
+                    Thread.sleep(round);
+                }
+                b[0].close();
+                // This thread drives nothing from here on.
+                long deadline = System.nanoTime() + 5_000_000_000L;
+                while (!a[0].isTornDown() && System.nanoTime() - deadline < 0) {
+                    Thread.sleep(2);
+                }
+                assertTrue(a[0].isTornDown(), "round " + round + ": the older closed connection was reset when the"
+                    + " newer one closed");
+                assertFalse(b[0].isTornDown(), "round " + round + ": the newer one still lingers within the bound");
+            }
+        }
+    }
+
     @Test
     void bytesReceivedBeforeAResetStayReadableAfterTheTeardown() throws Exception {
         try (Pair p = new Pair(SMALL)) {
