@@ -31,6 +31,15 @@ class LingerBoundsTest {
         return s;
     }
 
+    /** {@link #SMALL} with a linger memory bound that holds one closed connection's footprint, not two. */
+    private static EngineConfig roomForOneClosedConnection() throws IOException {
+        long footprint;
+        try (Pair p = new Pair(SMALL)) {
+            footprint = p.connect()[0].lingerFootprint();
+        }
+        return SMALL.withLingerMaxBytes(footprint + footprint / 2);
+    }
+
     /** Reads what arrived until the connection's failure; returns it. */
     private static IOException readUntilFailure(Pair p, FabricConnection c, Streams s) {
         IOException[] failure = new IOException[1];
@@ -97,14 +106,7 @@ class LingerBoundsTest {
 
     @Test
     void theLongestLingeringConnectionIsResetBeyondLingerMaxBytes() throws Exception {
-        FabricConnection probe;
-        long footprint;
-        try (Pair p = new Pair(SMALL)) {
-            probe = p.connect()[0];
-            footprint = probe.lingerFootprint();
-        }
-        // Room for one closed connection, not two.
-        try (Pair p = new Pair(SMALL.withLingerMaxBytes(footprint + footprint / 2))) {
+        try (Pair p = new Pair(roomForOneClosedConnection())) {
             FabricConnection[] a = p.connect();
             FabricConnection[] b = p.connect();
             fill(p, a[0], 3);
@@ -126,12 +128,9 @@ class LingerBoundsTest {
      */
     @Test
     void aSecondCloseBeyondLingerMaxBytesResetsTheOlderWithoutAnyProgressDriver() throws Exception {
-        long footprint;
-        try (Pair p = new Pair(SMALL)) {
-            footprint = p.connect()[0].lingerFootprint();
-        }
+        EngineConfig config = roomForOneClosedConnection();
         for (int round = 0; round < 20; round++) {
-            try (Pair p = new Pair(SMALL.withLingerMaxBytes(footprint + footprint / 2))) {
+            try (Pair p = new Pair(config)) {
                 FabricConnection[] a = p.connect();
                 FabricConnection[] b = p.connect();
                 fill(p, a[0], 5);
