@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.rdmanio.core.engine.EngineStats;
-import io.rdmanio.core.engine.SpinWait;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -67,16 +66,20 @@ class JsonWriterTest {
                 + "      \"receiverNotReady\": 0,\n      \"protocolErrors\": 0\n"
                 + "    }\n"
                 + "  },\n"
-                + "  \"crowdedSpins\": " + SpinWait.crowdedSpells() + "\n"
-                + "}\n", json);
+                + "  \"crowdedSpins\": N\n"
+                + "}\n", anyCrowdedSpins(json));
     }
 
     @Test
     void summaryWithoutRulesOrEngines() {
         String json = StatsFile.toJson("auto", null, RunStats.get(), Map.of());
         assertEquals(true, json.contains("\"rules\": null,\n"));
-        assertEquals(true, json.endsWith("  \"engines\": {},\n  \"crowdedSpins\": " + SpinWait.crowdedSpells()
-            + "\n}\n"));
+        assertEquals(true, anyCrowdedSpins(json).endsWith("  \"engines\": {},\n  \"crowdedSpins\": N\n}\n"), json);
+    }
+
+    /** The crowded-spin count is this JVM's so far (another test's spins may add to it): any count. */
+    private static String anyCrowdedSpins(String json) {
+        return json.replaceFirst("\"crowdedSpins\": \\d+", "\"crowdedSpins\": N");
     }
 
     @Test
