@@ -43,6 +43,13 @@ static void throw_io(JNIEnv *env, const char *what, int err) {
     }
 }
 
+/* Closes `fd` (a descriptor this call opened and will not return) and throws as throw_io does; returns -1. */
+static jint close_and_throw(JNIEnv *env, int fd, const char *what, int err) {
+    close(fd);
+    throw_io(env, what, err);
+    return -1;
+}
+
 /* A memfd of exactly `length` bytes that no process can shrink or grow; its descriptor, or -1 with an exception. */
 JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_createSealed0(JNIEnv *env, jclass cls,
                                                                                  jstring name, jlong length) {
@@ -59,16 +66,10 @@ JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_createSeal
         return -1;
     }
     if (ftruncate(fd, (off_t) length) != 0) {
-        err = errno;
-        close(fd);
-        throw_io(env, "ftruncate of a new memfd", err);
-        return -1;
+        return close_and_throw(env, fd, "ftruncate of a new memfd", errno);
     }
     if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-        err = errno;
-        close(fd);
-        throw_io(env, "sealing a new memfd (F_ADD_SEALS)", err);
-        return -1;
+        return close_and_throw(env, fd, "sealing a new memfd (F_ADD_SEALS)", errno);
     }
     return fd;
 }
@@ -134,18 +135,12 @@ JNIEXPORT jint JNICALL Java_io_rdmanio_core_fabric_shm_ShmNativeCalls_openPipeWr
     if (fd < 0) {
         return -1;
     }
-    int err;
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        err = errno;
-        close(fd);
-        throw_io(env, "fstat of the peer's wakeup descriptor", err);
-        return -1;
+        return close_and_throw(env, fd, "fstat of the peer's wakeup descriptor", errno);
     }
     if (!S_ISFIFO(st.st_mode)) {
-        close(fd);
-        throw_io(env, "the peer's wakeup descriptor is not a pipe", EINVAL);
-        return -1;
+        return close_and_throw(env, fd, "the peer's wakeup descriptor is not a pipe", EINVAL);
     }
     return fd;
 }
