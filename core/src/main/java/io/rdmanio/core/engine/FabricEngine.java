@@ -1,6 +1,7 @@
 package io.rdmanio.core.engine;
 
 import io.rdmanio.core.Logs;
+import io.rdmanio.core.VirtualThreads;
 import io.rdmanio.core.buffer.SlotPool;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
@@ -116,6 +117,8 @@ final class FabricEngine implements Engine {
     private volatile boolean relayArmed;
     private volatile boolean signalled;
     private final Notifier fabricNotifier = this::fabricSignalled;
+    /** Where one blocked platform thread waits on the wakeup channels itself. */
+    private final DoorbellSelector doorbell = new DoorbellSelector();
 
     // ---- guarded by flushQueue: connections with deferred work (credit after reads, returned loans)
     private final ArrayDeque<FabricConnection> flushQueue = new ArrayDeque<>();
@@ -345,6 +348,9 @@ final class FabricEngine implements Engine {
                     } catch (RuntimeException e) {
                         LOG.debug("closing an idle completion queue of the {} engine failed", fabric.name(), e);
                     }
+                }
+                if (!doomed.isEmpty()) {
+                    doorbell.flush();
                 }
             }
         } finally {
@@ -1078,8 +1084,25 @@ final class FabricEngine implements Engine {
         }
     }
 
-    /** {@link #await}'s blocking part: arm, re-check, park, progress, until ready, closed or out of time. */
+    /**
+     * {@link #await}'s blocking part: arm, re-check, wait, progress, until ready, closed or out of time. A platform
+     * thread that finds the engine's {@link DoorbellSelector} free waits there, on the peers' doorbells themselves;
+     * otherwise (another thread holds it, a virtual thread, a fabric without wakeup channels) it parks and the
+     * fabric relays its notification.
+     */
     private int awaitArmed(ParkingWaiter w, Waitable target, int ops, long deadline) {
+        boolean holder = !VirtualThreads.current() && doorbell.tryEnter(wakeupChannels);
+        if (!holder) {
+            return awaitArmed(w, target, ops, deadline, null);
+        }
+        try {
+            return awaitArmed(w, target, ops, deadline, doorbell);
+        } finally {
+            doorbell.exit();
+        }
+    }
+
+    private int awaitArmed(ParkingWaiter w, Waitable target, int ops, long deadline, DoorbellSelector d) {
         int r;
         for (;;) {
             if (Thread.currentThread().isInterrupted() || closed) {
@@ -1088,14 +1111,19 @@ final class FabricEngine implements Engine {
             // Cleared before registering: a signal from now on belongs to this round, and the re-check below
             // covers everything that happened before it.
             w.reset();
-            if (arm(w)) {
+            List<SelectableChannel> watched = d == null ? List.of() : d.watch(wakeupChannels);
+            if (arm(w, watched)) {
                 r = readyOrClosed(target, ops);
                 if (r != 0) {
                     return Math.max(r, 0);
                 }
-                // No periodic wakeup: an idle JVM stays idle. The fabric's one-shot notification (armed above)
-                // or a local close/flush request signals this waiter.
-                w.awaitSignal(this, deadline);
+                // No periodic wakeup: an idle JVM stays idle. The fabric's one-shot notification (armed above),
+                // a doorbell byte on a watched channel or a local close/flush request wakes this waiter.
+                if (watched.isEmpty()) {
+                    w.awaitSignal(this, deadline);
+                } else {
+                    w.awaitDoorbell(d, deadline);
+                }
             }
             progress();
             r = readyOrClosed(target, ops);
@@ -1135,6 +1163,8 @@ final class FabricEngine implements Engine {
         private volatile boolean signalled;
         /** Blocked on one connection, which signals it on every change (see {@link #wakeWaiters}). */
         volatile boolean blockedOnConnection;
+        /** The doorbell this thread selects on now, which a signal must wake; null while it parks. */
+        private volatile DoorbellSelector selecting;
 
         static ParkingWaiter current() {
             return CURRENT.get();
@@ -1148,7 +1178,38 @@ final class FabricEngine implements Engine {
         @Override
         public void signal() {
             signalled = true;
+            // Read after the flag is set, as the waiter sets it before reading the flag: one of the two sees it.
+            DoorbellSelector d = selecting;
+            if (d != null) {
+                d.wakeup();
+            }
             LockSupport.unpark(thread);
+        }
+
+        /**
+         * Selects on {@code d} until signalled, a doorbell rang, interrupted or past {@code deadline}
+         * ({@link Long#MAX_VALUE}: none).
+         */
+        void awaitDoorbell(DoorbellSelector d, long deadline) {
+            selecting = d;
+            try {
+                while (!signalled && !thread.isInterrupted()) {
+                    long millis = 0;
+                    if (deadline != Long.MAX_VALUE) {
+                        long left = deadline - System.nanoTime();
+                        if (left <= 0) {
+                            return;
+                        }
+                        // Rounded up: the selector's unit is the millisecond, and 0 would mean no limit.
+                        millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(left + 999_999));
+                    }
+                    if (d.select(millis)) {
+                        return;
+                    }
+                }
+            } finally {
+                selecting = null;
+            }
         }
 
         /**
@@ -1213,6 +1274,7 @@ final class FabricEngine implements Engine {
             progressLock.unlock();
         }
         wakeWaiters();
+        doorbell.close();
         Thread t = closer;
         if (t != null) {
             LockSupport.unpark(t);
