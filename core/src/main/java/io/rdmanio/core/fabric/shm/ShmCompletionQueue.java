@@ -189,8 +189,12 @@ final class ShmCompletionQueue implements CompletionQueue {
             : ShmReadyMapDescriptor.ARMED_RELAY;
         armed.set(notifier);
         int before = ShmReadyMapDescriptor.setArmed(map, bits);
-        if (before == 0 && (lastArmed & ShmReadyMapDescriptor.ARMED_WATCHED) != 0) {
-            // A producer took the last watched arm and wrote a byte: consumed here, or the selector would not block.
+        if (wakeupPipe != null
+            && (bits == ShmReadyMapDescriptor.ARMED_WATCHED
+                || before == 0 && (lastArmed & ShmReadyMapDescriptor.ARMED_WATCHED) != 0)) {
+            // Whatever bytes producers wrote are consumed here, or a watching selector would not block. Every
+            // watched arm reads: a producer that took an earlier arm may write its byte after that arm's read, and
+            // the byte would otherwise stay (the flag set since, nothing here would read it again).
             drainWakeup();
         }
         lastArmed = before | bits;
