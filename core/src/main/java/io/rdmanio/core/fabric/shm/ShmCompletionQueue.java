@@ -55,6 +55,8 @@ final class ShmCompletionQueue implements CompletionQueue {
     private final int wakeupFd;
     /** Consumer only: the armed flag's bits as this side last set them, to know when a producer took it. */
     private int lastArmed;
+    /** Consumer only: a producer took a watched arm and its byte was not read yet. */
+    private boolean byteOwed;
     private final ByteBuffer drain = ByteBuffer.allocateDirect(64);
 
     // ---- guarded by this
@@ -190,18 +192,20 @@ final class ShmCompletionQueue implements CompletionQueue {
         armed.set(notifier);
         int before = ShmReadyMapDescriptor.setArmed(map, bits);
         if (wakeupPipe != null
-            && (bits == ShmReadyMapDescriptor.ARMED_WATCHED
-                || before == 0 && (lastArmed & ShmReadyMapDescriptor.ARMED_WATCHED) != 0)) {
-            // Whatever bytes producers wrote are consumed here, or a watching selector would not block. Every
-            // watched arm reads: a producer that took an earlier arm may write its byte after that arm's read, and
-            // the byte would otherwise stay (the flag set since, nothing here would read it again).
-            drainWakeup();
+            && (byteOwed || before == 0 && (lastArmed & ShmReadyMapDescriptor.ARMED_WATCHED) != 0)) {
+            // A producer took a watched arm and writes a byte: consumed here, or a watching selector would not
+            // block. It may write it after this read (descheduled between taking the arm and ringing): then the
+            // next arms read again until it came, or it would stay (the flag set since) and keep that selector
+            // returning at once while nothing completes.
+            byteOwed = !drainWakeup();
         }
         lastArmed = before | bits;
         if (ShmReadyMapDescriptor.anyReady(map, capacity)) {
-            // Fired here: a flag left armed would only cost a producer a needless doorbell.
-            ShmReadyMapDescriptor.setDisarmed(map);
-            lastArmed = 0;
+            // Fired here: a flag left armed would only cost a producer a needless doorbell. A producer that took
+            // it first may ring: the next arm reads then.
+            if (ShmReadyMapDescriptor.takeArmed(map) != 0) {
+                lastArmed = 0;
+            }
             fire();
         }
     }
@@ -218,17 +222,19 @@ final class ShmCompletionQueue implements CompletionQueue {
         }
     }
 
-    /** Reads whatever the wakeup pipe holds (non-blocking). */
-    private void drainWakeup() {
+    /** Reads whatever the wakeup pipe holds (non-blocking); whether there was a byte (or nothing to wait for). */
+    private boolean drainWakeup() {
+        boolean any = false;
         try {
             while (true) {
                 drain.clear();
                 if (wakeupPipe.source().read(drain) <= 0) {
-                    return;
+                    return any;
                 }
+                any = true;
             }
         } catch (IOException e) {
-            // closed meanwhile: nothing to consume
+            return true; // closed meanwhile: nothing to consume, ever
         }
     }
 

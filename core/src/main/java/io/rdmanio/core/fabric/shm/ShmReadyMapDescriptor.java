@@ -169,7 +169,8 @@ final class ShmReadyMapDescriptor {
         return b.getInt(WAKEUP_FD_OFFSET);
     }
 
-    static void setDisarmed(ByteBuffer b) {
-        ShmRingsDescriptor.INT.setVolatile(b, ARMED_OFFSET, 0);
+    /** The owner disarms; returns the flag as it was (0: a producer took it first). */
+    static int takeArmed(ByteBuffer b) {
+        return (int) ShmRingsDescriptor.INT.getAndSet(b, ARMED_OFFSET, 0);
     }
 }

@@ -81,9 +81,12 @@ class ShmWakeupChannelTest extends WithShmDirectory {
             ShmCompletionQueue cq = (ShmCompletionQueue) pair.serverRecvCq;
             cq.wakeupChannel().register(selector, SelectionKey.OP_READ);
             Notifier none = () -> { };
-            // A producer took an earlier arm and writes its byte only now, after that arm's read, with the flag
-            // set again since (as a peer descheduled between taking the arm and ringing would).
+            // A producer takes a watched arm and writes its byte only after the next arm's read, with the flag set
+            // again since (as a peer descheduled between taking the arm and ringing would).
             cq.requestNotify(none, true);
+            assertEquals(ShmReadyMapDescriptor.ARMED_WATCHED, ShmReadyMapDescriptor.tryDisarm(cq.map), "taken");
+            cq.requestNotify(none, true);
+            assertEquals(0, selector.selectNow(), "nothing written yet");
             int writer = ShmNatives.openPipeWriter(
                 ShmHost.descriptorPath(ProcessHandle.current().pid(), ShmReadyMapDescriptor.wakeupFd(cq.map)));
             try {
