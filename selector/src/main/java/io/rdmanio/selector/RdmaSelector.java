@@ -2,6 +2,7 @@ package io.rdmanio.selector;
 
 import io.rdmanio.core.Logs;
 import io.rdmanio.core.engine.Engine;
+import io.rdmanio.core.engine.Engines;
 import io.rdmanio.core.engine.SpinWait;
 import io.rdmanio.core.fabric.Notifier;
 import java.io.IOException;
@@ -235,6 +236,8 @@ final class RdmaSelector extends AbstractSelector {
                 // Rounded up: the inner selector's unit is the millisecond, and 0 would mean "no limit".
                 long millis = wakeAt == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(remaining + 999_999));
                 inner.select(millis);
+                // Woken by the exit hook closing the engines: a selector blocked at exit stays, as on TCP.
+                Engines.blockWhileHalting();
                 innerFresh = true;
             } finally {
                 blocking = false;

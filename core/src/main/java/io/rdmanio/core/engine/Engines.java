@@ -26,6 +26,15 @@ public final class Engines {
     }
 
     /**
+     * Blocks the calling thread for good once the JVM is past its application's shutdown hooks and the exit hook is
+     * closing the engines (the JVM halts next); returns at once otherwise. A channel layer calls it where a thread
+     * woken by that close would otherwise see an end of stream or a closed channel that TCP never shows at exit.
+     */
+    public static void blockWhileHalting() {
+        ExitLinger.blockUntilHalt();
+    }
+
+    /**
      * The engine of the fabric {@code fabricName}, opening the fabric and the engine if this is the first use
      * (or the previous engine was closed).
      *

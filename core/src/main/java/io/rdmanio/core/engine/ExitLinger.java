@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 
 /**
@@ -27,6 +28,8 @@ final class ExitLinger {
     private static final Set<FabricEngine> ENGINES = Collections.newSetFromMap(new IdentityHashMap<>());
     private static boolean hookRegistered;
     private static boolean exiting;
+    /** Every application shutdown hook has finished and the engines are being closed: the JVM halts next. */
+    private static volatile boolean halting;
 
     private ExitLinger() {
     }
@@ -50,6 +53,22 @@ final class ExitLinger {
         }
     }
 
+    /**
+     * Whether the JVM is past its application's shutdown hooks and about to halt. Application threads blocked on a
+     * connection then stay blocked, as they do on the kernel's TCP until the process is gone: the exit hook closing
+     * their connections must not show them an end of stream, a closed listener or a failed write.
+     */
+    static boolean halting() {
+        return halting;
+    }
+
+    /** Blocks the calling thread until the JVM halts (it never returns once {@link #halting()}). */
+    static void blockUntilHalt() {
+        while (halting) {
+            LockSupport.park(ExitLinger.class);
+        }
+    }
+
     /** A closed engine has nothing left to deliver. */
     static void forget(FabricEngine engine) {
         synchronized (ENGINES) {
@@ -70,6 +89,9 @@ final class ExitLinger {
         synchronized (ENGINES) {
             exiting = true;
             engines = new ArrayList<>(ENGINES);
+        }
+        if (afterApplicationHooks) {
+            halting = true;
         }
         // Every engine's connections are closed before any is waited for, so that their deadlines run together.
         List<Thread> waits = new ArrayList<>(engines.size());

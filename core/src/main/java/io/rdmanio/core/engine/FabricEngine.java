@@ -1050,6 +1050,13 @@ final class FabricEngine implements Engine {
      * non-zero subset of the operations, {@code isClosed} holds, the thread is interrupted or time runs out.
      */
     int await(Waitable target, int ops, long timeoutNanos) {
+        int r = awaitReady(target, ops, timeoutNanos);
+        // Woken by the exit hook closing the connections (or waiting when it began): stays, as on TCP.
+        ExitLinger.blockUntilHalt();
+        return r;
+    }
+
+    private int awaitReady(Waitable target, int ops, long timeoutNanos) {
         long start = System.nanoTime();
         long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE : start + timeoutNanos;
         progress();

@@ -4,7 +4,12 @@ import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * A plain java.nio writer for the writer-ending tests: connects to {@code 127.0.0.1:PORT}, writes {@code BYTES}
@@ -22,6 +27,9 @@ import java.nio.channels.SocketChannel;
  * hang           nothing: waits (at most ten minutes) to be killed
  * linger0-exit   SO_LINGER 0 set before writing, then System.exit(0) with the channel open
  * unread-exit    reads one byte of what the peer sends, then System.exit(0) with the rest unread
+ * exit-blocked   System.exit(0) while three threads are blocked: in a read of the connection (the peer sends
+ *                nothing), in a select on it, in an accept of a listener nobody connects to; any of them that
+ *                wakes during the exit says {@code ERROR woke}: on TCP they stay blocked until the process is gone
  * </pre>
  * It knows nothing of rdmanio: the JVM it runs in decides whether the socket is the JDK's TCP or a fabric's.
  */
@@ -95,6 +103,9 @@ public final class WriterEndingMain {
                 }
                 System.exit(0);
                 break;
+            case "exit-blocked":
+                exitBlocked(ch, out);
+                break;
             case "hang":
                 Thread.sleep(600_000);
                 System.exit(3);
@@ -103,5 +114,46 @@ public final class WriterEndingMain {
                 out.println("ERROR unknown ending " + ending);
                 System.exit(2);
         }
+    }
+
+    private static void exitBlocked(SocketChannel ch, PrintStream out) throws Exception {
+        // The selected connection is one of this process's own (both ends here, both closed at exit).
+        ServerSocketChannel local = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+        SocketChannel near = SocketChannel.open(local.getLocalAddress());
+        SocketChannel selected = local.accept();
+        selected.configureBlocking(false);
+        Selector selector = Selector.open();
+        selected.register(selector, SelectionKey.OP_READ);
+        ServerSocketChannel idle = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+        CountDownLatch started = new CountDownLatch(3);
+        List<Thread> blocked = List.of(
+            blocked("read", started, out, () -> "read " + ch.read(ByteBuffer.allocate(16))),
+            blocked("select", started, out, () -> "select " + selector.select()),
+            blocked("accept", started, out, () -> "accept " + idle.accept()));
+        started.await();
+        Thread.sleep(300); // into their waits
+        out.println("BLOCKED " + blocked.size() + (near.isOpen() ? "" : " (closed)"));
+        out.flush();
+        System.exit(0);
+    }
+
+    private interface Blocking {
+        String call() throws Exception;
+    }
+
+    private static Thread blocked(String name, CountDownLatch started, PrintStream out, Blocking op) {
+        Thread t = new Thread(() -> {
+            started.countDown();
+            String result;
+            try {
+                result = op.call();
+            } catch (Exception e) {
+                result = e.toString();
+            }
+            out.println("ERROR woke: " + name + ": " + result);
+            out.flush();
+        }, "blocked-" + name);
+        t.start();
+        return t;
     }
 }

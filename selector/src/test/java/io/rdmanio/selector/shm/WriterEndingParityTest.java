@@ -95,6 +95,7 @@ class WriterEndingParityTest {
         "tcp, 3145728, shutout-exit", "tcp, 102400, return", "tcp, 3145728, hook-close", "tcp, 3145728, hook-slow",
         "shm, 3145728, return", "shm, 3145728, exit", "shm, 3145728, close-return", "shm, 3145728, close-exit",
         "shm, 3145728, shutout-exit", "shm, 102400, return", "shm, 3145728, hook-close", "shm, 3145728, hook-slow",
+        "tcp, 102400, exit-blocked", "shm, 102400, exit-blocked",
     })
     void writerInAnotherJvm(String transport, int bytes, String ending) throws Exception {
         try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
@@ -107,6 +108,9 @@ class WriterEndingParityTest {
                     readSlowly(reader, NioPeerMain.pattern(bytes, 5), writer);
                 }
                 assertEquals(0, writer.awaitExit(), "the writer's exit status; it printed: " + writer.output());
+                // Threads still blocked at exit stay blocked, as on TCP: none of them is shown an end of stream, a
+                // closed channel or a readiness the exit made.
+                assertFalse(writer.output().contains("ERROR"), "the writer printed: " + writer.output());
             }
         }
     }
@@ -326,6 +330,8 @@ class WriterEndingParityTest {
     private static final class Child implements AutoCloseable {
         private final Process process;
         private final List<String> seen = Collections.synchronizedList(new ArrayList<>());
+        /** Reads the process's output until it is gone. */
+        private final Thread output;
 
         private Child(List<String> command) throws IOException {
             process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -342,6 +348,7 @@ class WriterEndingParityTest {
             }, "writer-output");
             t.setDaemon(true);
             t.start();
+            output = t;
         }
 
         static Child plain(List<String> args) throws IOException {
@@ -401,6 +408,7 @@ class WriterEndingParityTest {
             if (!process.waitFor(ShmNio.TIMEOUT_SECONDS * 3, TimeUnit.SECONDS)) {
                 fail("the writer did not exit in time; it printed: " + output());
             }
+            output.join(TimeUnit.SECONDS.toMillis(ShmNio.TIMEOUT_SECONDS)); // every line it printed
             return process.exitValue();
         }
 
