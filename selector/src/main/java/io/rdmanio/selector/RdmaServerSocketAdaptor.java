@@ -70,12 +70,9 @@ final class RdmaServerSocketAdaptor extends ServerSocket {
         return sc.socket();
     }
 
+    /** As the JDK's adaptor: the address stays readable after the channel is closed. */
     private InetSocketAddress local() {
-        try {
-            return (InetSocketAddress) ch.getLocalAddress();
-        } catch (IOException e) {
-            return null;
-        }
+        return ch.localAddressKept();
     }
 
     @Override

@@ -525,6 +525,16 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         return l == null ? null : RdmaSocketChannel.withoutHostName(l.localAddress());
     }
 
+    /** The local address as the JDK's adaptor reads it: kept after close ({@code null} while unbound). */
+    InetSocketAddress localAddressKept() {
+        ServerSocketChannel d = delegate;
+        if (d != null) {
+            return (InetSocketAddress) d.socket().getLocalSocketAddress();
+        }
+        Listener l = listener;
+        return l == null ? null : RdmaSocketChannel.withoutHostName(l.localAddress());
+    }
+
     @Override
     protected void implCloseSelectableChannel() throws IOException {
         ServerSocketChannel d;

@@ -95,29 +95,20 @@ final class RdmaSocketAdaptor extends Socket {
         return remote();
     }
 
+    /** As the JDK's adaptor: the addresses stay readable after the channel is closed. */
     private InetSocketAddress remote() {
-        try {
-            return (InetSocketAddress) ch.getRemoteAddress();
-        } catch (IOException e) {
-            return null;
-        }
+        return ch.remoteAddressKept();
     }
 
     private InetSocketAddress local() {
-        try {
-            return (InetSocketAddress) ch.getLocalAddress();
-        } catch (IOException e) {
-            return null;
-        }
+        return ch.localAddressKept();
     }
 
     @Override
     public InetAddress getLocalAddress() {
-        InetSocketAddress a = local();
-        if (a == null) {
-            return isClosed() ? InetAddress.getLoopbackAddress() : new InetSocketAddress(0).getAddress();
-        }
-        return a.getAddress();
+        // As the JDK's adaptor: the wildcard address once closed or while unbound.
+        InetSocketAddress a = isClosed() ? null : local();
+        return a == null ? new InetSocketAddress(0).getAddress() : a.getAddress();
     }
 
     @Override

@@ -831,6 +831,28 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     }
 
     /**
+     * The local address as the JDK's socket adaptor reads it: kept after the channel is closed ({@code null} while
+     * unbound), for {@code isBound}, {@code getLocalPort} and {@code getLocalSocketAddress}.
+     */
+    InetSocketAddress localAddressKept() {
+        SocketChannel d = delegate;
+        if (d != null) {
+            return (InetSocketAddress) d.socket().getLocalSocketAddress();
+        }
+        Connection c = connection;
+        return c == null ? null : withoutHostName(c.localAddress());
+    }
+
+    /** The remote address, kept after the channel is closed ({@code null} while unconnected). */
+    InetSocketAddress remoteAddressKept() {
+        SocketChannel d = delegate;
+        if (d != null) {
+            return (InetSocketAddress) d.socket().getRemoteSocketAddress();
+        }
+        return remoteAddress();
+    }
+
+    /**
      * {@code a} without the host name it may carry: as the JDK's channels, which read their local address from the
      * socket, a fabric channel's local address prints as {@code /127.0.0.1:8080}, not {@code localhost/127.0.0.1:8080}.
      */

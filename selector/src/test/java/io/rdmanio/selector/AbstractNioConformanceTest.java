@@ -1516,6 +1516,39 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     /**
+     * As the JDK's adaptor: a closed socket still says it was bound and to what, and whom it was connected to
+     * (though no longer connected); only {@code getLocalAddress} falls back to the wildcard address.
+     */
+    @Test
+    void socketAdaptorKeepsItsAddressesAfterClose() throws Exception {
+        SocketChannel[] p = pair();
+        for (SocketChannel ch : p) {
+            Socket s = ch.socket();
+            InetSocketAddress local = (InetSocketAddress) ch.getLocalAddress();
+            InetSocketAddress remote = (InetSocketAddress) ch.getRemoteAddress();
+            ch.close();
+            assertTrue(s.isClosed());
+            assertTrue(s.isBound(), "bound, once bound");
+            assertFalse(s.isConnected(), "the adaptor's channel is closed, not connected");
+            assertEquals(local.getPort(), s.getLocalPort(), "local port");
+            assertEquals(local, s.getLocalSocketAddress(), "local socket address");
+            assertEquals(new InetSocketAddress(0).getAddress(), s.getLocalAddress(), "local address once closed");
+            assertEquals(remote.getPort(), s.getPort(), "remote port");
+            assertEquals(remote.getAddress(), s.getInetAddress(), "remote address");
+            assertEquals(remote, s.getRemoteSocketAddress(), "remote socket address");
+        }
+        ServerSocketChannel server = server();
+        ServerSocket ss = server.socket();
+        InetSocketAddress bound = (InetSocketAddress) server.getLocalAddress();
+        server.close();
+        assertTrue(ss.isClosed());
+        assertTrue(ss.isBound(), "a closed server socket stays bound");
+        assertEquals(bound.getPort(), ss.getLocalPort(), "its port");
+        assertEquals(bound, ss.getLocalSocketAddress(), "its address");
+        assertEquals(bound.getAddress(), ss.getInetAddress(), "its address");
+    }
+
+    /**
      * As the JDK's: a local address is read from the socket and carries no host name, the remote address of a
      * connected channel is the one given to {@code connect} (name included), an accepted channel's has none.
      */
