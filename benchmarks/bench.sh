@@ -14,6 +14,9 @@
 #   benchmarks/bench.sh --scale [--repeat N] [--idle 0,500,2000] [--connections 1000,5000] [--transports tcp,shm]
 #                                   a round trip beside idle connections, and N connections opened and held
 #                                   (rate, memory, descriptors, mappings per connection), TCP beside shm
+#   benchmarks/bench.sh --blocking [N] [--contend M]
+#                                   N pairs of blocking 64 B round trips between two processes (a thread per
+#                                   connection on each side), TCP then shm, and shm with rdmanio.spinMicros=0
 #   benchmarks/bench.sh --vthreads [N] [--platform]
 #                                   200 threads, each blocked on its own connection, 100 round trips of 64 B each,
 #                                   TCP then shm in N pairs (default 5): virtual threads on a JDK 21+ (the one on
@@ -37,8 +40,8 @@ agent_jar="$root/selector/target/rdmanio-agent.jar"
 
 mode=full
 case "${1:-}" in
-  --quick|--profile|--plots|--scale|--startup|--pairs|--vthreads|--file|--shuffle) mode="${1#--}"; shift ;;
-  -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+  --quick|--profile|--plots|--scale|--startup|--pairs|--blocking|--vthreads|--file|--shuffle) mode="${1#--}"; shift ;;
+  -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
 esac
 extra=()
 if [[ $mode == pairs ]]; then
@@ -55,6 +58,21 @@ if [[ $mode == pairs ]]; then
   fi
   [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --pairs (expected [N] [--contend M])" >&2; exit 2; }
   CONTEND="$contend" exec "$root/examples/bin/shm-vs-tcp.sh" 2 "$pairs"
+fi
+if [[ $mode == blocking ]]; then
+  pairs=5
+  contend=0
+  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+    pairs="$1"
+    shift
+  fi
+  if [[ "${1:-}" == --contend ]]; then
+    [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "bench.sh: --contend needs a number of CPU-bound processes" >&2; exit 2; }
+    contend="$2"
+    shift 2
+  fi
+  [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --blocking (expected [N] [--contend M])" >&2; exit 2; }
+  CONTEND="$contend" exec "$root/examples/bin/blocking-pairs.sh" 2 "$pairs"
 fi
 if [[ $mode == shuffle ]]; then
   pairs=3

@@ -52,6 +52,33 @@ class LaunchScriptsTest {
     }
 
     @Test
+    void blockingPairsMeasureThreadsThatBlockOnBothTransports() throws Exception {
+        String out = run("blocking-pairs.sh", "1", "2");
+        // Every echo was read back whole, or the client would have exited 1 and the script with it.
+        assertTrue(out.contains("the last shm client: fabric 1, TCP 0"), out);
+        Matcher pair = Pattern.compile("(?m)^ +(\\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+)x +([0-9.]+) +([0-9.]+)x$")
+                .matcher(out);
+        int pairs = 0;
+        while (pair.find()) {
+            pairs++;
+            assertEquals(String.valueOf(pairs), pair.group(1), out);
+            for (int g = 2; g <= 6; g++) {
+                assertTrue(Double.parseDouble(pair.group(g)) > 0, out);
+            }
+        }
+        assertEquals(2, pairs, out);
+        Matcher spread = Pattern.compile("min / median / max: ([0-9.]+) / ([0-9.]+) / ([0-9.]+)x; with spin 0: "
+                + "([0-9.]+) / ([0-9.]+) / ([0-9.]+)x").matcher(out);
+        assertTrue(spread.find(), out);
+        for (int g = 1; g <= 4; g += 3) {
+            double min = Double.parseDouble(spread.group(g));
+            double median = Double.parseDouble(spread.group(g + 1));
+            double max = Double.parseDouble(spread.group(g + 2));
+            assertTrue(0 < min && min <= median && median <= max, out);
+        }
+    }
+
+    @Test
     void shmVersusTcpMeasuresRepeatedPairsAndCarriesTheShmRunsOnShm() throws Exception {
         String out = run("shm-vs-tcp.sh", "0.3", "2");
         // Every echo was checked byte for byte and every streamed byte counted by the server, or the client
