@@ -44,7 +44,7 @@ case "${1:-}" in
   -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
 esac
 extra=()
-if [[ $mode == pairs ]]; then
+if [[ $mode == pairs || $mode == blocking ]]; then
   pairs=5
   contend=0
   if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
@@ -56,23 +56,10 @@ if [[ $mode == pairs ]]; then
     contend="$2"
     shift 2
   fi
-  [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --pairs (expected [N] [--contend M])" >&2; exit 2; }
-  CONTEND="$contend" exec "$root/examples/bin/shm-vs-tcp.sh" 2 "$pairs"
-fi
-if [[ $mode == blocking ]]; then
-  pairs=5
-  contend=0
-  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
-    pairs="$1"
-    shift
-  fi
-  if [[ "${1:-}" == --contend ]]; then
-    [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "bench.sh: --contend needs a number of CPU-bound processes" >&2; exit 2; }
-    contend="$2"
-    shift 2
-  fi
-  [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --blocking (expected [N] [--contend M])" >&2; exit 2; }
-  CONTEND="$contend" exec "$root/examples/bin/blocking-pairs.sh" 2 "$pairs"
+  [[ $# -eq 0 ]] || { echo "bench.sh: unknown argument '$1' after --$mode (expected [N] [--contend M])" >&2; exit 2; }
+  script=shm-vs-tcp.sh
+  [[ $mode == pairs ]] || script=blocking-pairs.sh
+  CONTEND="$contend" exec "$root/examples/bin/$script" 2 "$pairs"
 fi
 if [[ $mode == shuffle ]]; then
   pairs=3

@@ -14,16 +14,7 @@ PAIRS="${2:-3}"
 CONTEND="${CONTEND:-0}"
 RTT_WARMUP="${RTT_WARMUP:-2}"
 with_work_dir
-CONTENDERS=()
-stop_contenders() {
-    (( ${#CONTENDERS[@]} == 0 )) || kill "${CONTENDERS[@]}" 2>/dev/null || true
-    cleanup_work_dir
-}
-trap stop_contenders EXIT
-for ((i = 0; i < CONTEND; i++)); do
-    timeout 900 sh -c 'while :; do :; done' &
-    CONTENDERS+=($!)
-done
+start_contenders "$CONTEND"
 printf 'bind 127.0.0.1 *\nconnect 127.0.0.1 *\n' > "$WORK/rules"
 
 # run LABEL [JAVA_OPTIONS...]: one server and one client process; prints the client's p50 in us

@@ -26,6 +26,22 @@ cleanup_work_dir() {
     rm -rf "$WORK"
 }
 
+# start_contenders N: N CPU-bound processes beside a measurement (a machine doing other work), each bounded in time
+# should the script be killed before its trap runs; stopped, with the work directory removed, when the script ends.
+start_contenders() {
+    CONTENDERS=()
+    trap stop_contenders EXIT
+    for ((i = 0; i < $1; i++)); do
+        timeout 900 sh -c 'while :; do :; done' &
+        CONTENDERS+=($!)
+    done
+}
+
+stop_contenders() {
+    (( ${#CONTENDERS[@]} == 0 )) || kill "${CONTENDERS[@]}" 2>/dev/null || true
+    cleanup_work_dir
+}
+
 # await_port PID LOG SED_PATTERN: prints the port a starting server wrote to LOG (the pattern's one group);
 # fails, showing the log, if the server exits first or takes more than 60 s.
 await_port() {

@@ -16,17 +16,7 @@ PAIRS="${2:-3}"
 CONTEND="${CONTEND:-0}"
 RTT_WARMUP="${RTT_WARMUP:-4}"
 with_work_dir
-# CPU-bound processes beside the pair, each one bounded in time should the script be killed before its trap runs.
-CONTENDERS=()
-stop_contenders() {
-    (( ${#CONTENDERS[@]} == 0 )) || kill "${CONTENDERS[@]}" 2>/dev/null || true
-    cleanup_work_dir
-}
-trap stop_contenders EXIT
-for ((i = 0; i < CONTEND; i++)); do
-    timeout 900 sh -c 'while :; do :; done' &
-    CONTENDERS+=($!)
-done
+start_contenders "$CONTEND"
 cat > "$WORK/rules" <<RULES
 bind 127.0.0.1 *
 connect 127.0.0.1 *

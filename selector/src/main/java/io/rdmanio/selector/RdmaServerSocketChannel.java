@@ -11,6 +11,7 @@ import io.rdmanio.selector.config.Action;
 import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.RouteStats;
 import java.io.IOException;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.SocketAddress;
@@ -63,6 +64,8 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     private volatile boolean javaNetSocket;
     private volatile ServerSocketChannel delegate;
     private volatile Listener listener;
+    /** On a fabric alone: the kernel's TCP socket bound (not listening) to the listener's port, held for its life. */
+    private volatile SocketChannel portHold;
 
     // -- accept lock
     private int acceptTurn;
@@ -199,16 +202,66 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         return engine.listen(isa, backlog < 1 ? 50 : backlog, opts);
     }
 
+    /**
+     * A listener on a fabric alone holds its address's TCP port in the kernel, as a TCP listener would: another
+     * process's TCP bind of that port (or of the wildcard address with it) then fails with {@code BindException},
+     * and {@code bind(port 0)} gets its port from the kernel. The holding socket is bound but not listening, so a
+     * TCP client is refused, as before.
+     */
     private void bindFabric(InetSocketAddress isa, int backlog) throws IOException {
-        Listener l = listen(isa, backlog);
-        synchronized (stateLock) {
-            if (!isOpen()) {
-                l.close();
-                throw new ClosedChannelException();
+        for (int attempt = 0; ; attempt++) {
+            SocketChannel hold = holdPort(isa);
+            Listener l;
+            try {
+                l = listen(new InetSocketAddress(isa.getAddress(),
+                    ((InetSocketAddress) hold.getLocalAddress()).getPort()), backlog);
+            } catch (BindException e) {
+                hold.close();
+                if (isa.getPort() != 0 || attempt == 15) {
+                    throw e;
+                }
+                continue; // the fabric has that port taken (by a listener that holds none): another one
+            } catch (IOException | RuntimeException e) {
+                hold.close();
+                throw e;
             }
-            listener = l;
-            route = ROUTE_FABRIC;
+            synchronized (stateLock) {
+                if (!isOpen()) {
+                    l.close();
+                    hold.close();
+                    throw new ClosedChannelException();
+                }
+                listener = l;
+                portHold = hold;
+                route = ROUTE_FABRIC;
+            }
+            return;
         }
+    }
+
+    /**
+     * Binds a kernel TCP socket to {@code isa} without listening. First without {@code SO_REUSEADDR}, so that no
+     * later TCP bind can share the port; where that fails, as the JDK's listener binds (with it), so that a port
+     * held only by connections in TIME_WAIT is still had, and a port another listener holds fails as it would.
+     */
+    private SocketChannel holdPort(InetSocketAddress isa) throws IOException {
+        for (boolean reuse : new boolean[] {false, true}) {
+            SocketChannel hold = rdma.jdk().openSocketChannel();
+            try {
+                hold.setOption(StandardSocketOptions.SO_REUSEADDR, reuse);
+                hold.bind(isa);
+                return hold;
+            } catch (BindException e) {
+                hold.close();
+                if (reuse) {
+                    throw e;
+                }
+            } catch (IOException | RuntimeException e) {
+                hold.close();
+                throw e;
+            }
+        }
+        throw new AssertionError();
     }
 
     private void bindDelegate(InetSocketAddress isa, int backlog) throws IOException {
@@ -517,12 +570,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     @Override
     public SocketAddress getLocalAddress() throws IOException {
         ensureOpen();
-        ServerSocketChannel d = delegate;
-        if (d != null) {
-            return d.getLocalAddress();
-        }
-        Listener l = listener;
-        return l == null ? null : RdmaSocketChannel.withoutHostName(l.localAddress());
+        return localAddressKept();
     }
 
     /** The local address as the JDK's adaptor reads it: kept after close ({@code null} while unbound). */
@@ -540,13 +588,18 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         ServerSocketChannel d;
         Listener l;
         Selector w;
+        SocketChannel hold;
         synchronized (stateLock) {
             d = delegate;
             l = listener;
             w = waitSelector;
+            hold = portHold;
         }
         if (l != null) {
             l.close();
+        }
+        if (hold != null) {
+            hold.close();
         }
         if (d != null) {
             d.close();

@@ -822,12 +822,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     @Override
     public SocketAddress getLocalAddress() throws IOException {
         ensureOpen();
-        SocketChannel d = delegate;
-        if (d != null) {
-            return d.getLocalAddress();
-        }
-        Connection c = connection;
-        return c == null ? null : withoutHostName(c.localAddress());
+        return localAddressKept();
     }
 
     /**
@@ -874,13 +869,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     @Override
     public SocketAddress getRemoteAddress() throws IOException {
         ensureOpen();
-        SocketChannel d = delegate;
-        if (d != null) {
-            return d.getRemoteAddress();
-        }
-        synchronized (stateLock) {
-            return remoteAddress;
-        }
+        return remoteAddressKept();
     }
 
     // ------------------------------------------------------------------ read, write

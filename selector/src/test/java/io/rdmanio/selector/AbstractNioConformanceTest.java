@@ -42,6 +42,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.spi.SelectorProvider;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -1513,6 +1514,27 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertEquals(0, qin.available(), "at end of stream");
         q[0].close();
         assertThrows(IOException.class, qin::available, "closed");
+    }
+
+    /**
+     * A bound listener holds its TCP port, as the kernel's does: a plain TCP bind of the same port, on its address
+     * or on the wildcard address, fails with {@code BindException}; once the listener is closed it succeeds.
+     */
+    @Test
+    void aBoundListenerHoldsItsTcpPort() throws Exception {
+        ServerSocketChannel server = server();
+        InetSocketAddress bound = (InetSocketAddress) server.getLocalAddress();
+        SelectorProvider tcp = SelectorProvider.provider();
+        for (InetSocketAddress a : List.of(bound, new InetSocketAddress(bound.getPort()))) {
+            try (ServerSocketChannel other = tcp.openServerSocketChannel()) {
+                assertThrows(BindException.class, () -> other.bind(a), "a TCP bind of " + a);
+            }
+        }
+        server.close();
+        try (ServerSocketChannel other = tcp.openServerSocketChannel()) {
+            other.bind(bound);
+            assertEquals(bound.getPort(), ((InetSocketAddress) other.getLocalAddress()).getPort());
+        }
     }
 
     /**
