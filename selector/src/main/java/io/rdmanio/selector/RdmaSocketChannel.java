@@ -1421,8 +1421,10 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
                 sb.append("tcp ").append(d);
             } else if (connection != null) {
                 Connection c = connection;
+                // The addresses as getLocalAddress and getRemoteAddress give them (and as the JDK's channel prints).
                 sb.append(c.engine().fabricName()).append(state == ST_PENDING ? " connection-pending" : " connected")
-                        .append(" local=").append(c.localAddress()).append(" remote=").append(c.remoteAddress());
+                        .append(" local=").append(withoutHostName(c.localAddress()))
+                        .append(" remote=").append(remoteAddress());
             } else {
                 sb.append("unconnected");
             }

@@ -1589,6 +1589,12 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertTrue(a.getLocalAddress().toString().startsWith("/"), "accepted local " + a.getLocalAddress());
         assertTrue(a.getRemoteAddress().toString().startsWith("/"), "accepted remote " + a.getRemoteAddress());
         assertEquals(c.getLocalAddress(), a.getRemoteAddress());
+        // A channel prints the addresses it gives.
+        for (SocketChannel ch : List.of(c, a)) {
+            String printed = ch.toString();
+            assertTrue(printed.contains(" local=" + ch.getLocalAddress()), printed);
+            assertTrue(printed.contains(" remote=" + ch.getRemoteAddress()), printed);
+        }
     }
 
     /** The JDK's channel throws {@link AsynchronousCloseException} for a write after its own shutdownOutput. */
