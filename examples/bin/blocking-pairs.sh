@@ -9,12 +9,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_built
-SECONDS_EACH="${1:-2}"
-PAIRS="${2:-3}"
-CONTEND="${CONTEND:-0}"
+pair_settings "$@"
 RTT_WARMUP="${RTT_WARMUP:-2}"
-with_work_dir
-start_contenders "$CONTEND"
 printf 'bind 127.0.0.1 *\nconnect 127.0.0.1 *\n' > "$WORK/rules"
 
 # run LABEL [JAVA_OPTIONS...]: one server and one client process; prints the client's p50 in us

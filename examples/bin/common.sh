@@ -26,6 +26,16 @@ cleanup_work_dir() {
     rm -rf "$WORK"
 }
 
+# pair_settings [SECONDS [PAIRS]]: what the pair scripts share: SECONDS_EACH (default 2) and PAIRS (default 3) from
+# the arguments, CONTEND from the environment (default 0), a work directory and the CPU-bound processes beside.
+pair_settings() {
+    SECONDS_EACH="${1:-2}"
+    PAIRS="${2:-3}"
+    CONTEND="${CONTEND:-0}"
+    with_work_dir
+    start_contenders "$CONTEND"
+}
+
 # start_contenders N: N CPU-bound processes beside a measurement (a machine doing other work), each bounded in time
 # should the script be killed before its trap runs; stopped, with the work directory removed, when the script ends.
 start_contenders() {

@@ -11,12 +11,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ensure_built
-SECONDS_EACH="${1:-2}"
-PAIRS="${2:-3}"
-CONTEND="${CONTEND:-0}"
+pair_settings "$@"
 RTT_WARMUP="${RTT_WARMUP:-4}"
-with_work_dir
-start_contenders "$CONTEND"
 cat > "$WORK/rules" <<RULES
 bind 127.0.0.1 *
 connect 127.0.0.1 *

@@ -225,18 +225,33 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                 hold.close();
                 throw e;
             }
-            synchronized (stateLock) {
-                if (!isOpen()) {
-                    l.close();
-                    hold.close();
-                    throw new ClosedChannelException();
-                }
-                listener = l;
-                portHold = hold;
-                route = ROUTE_FABRIC;
-            }
+            publish(ROUTE_FABRIC, l, null, hold);
             return;
         }
+    }
+
+    /**
+     * Makes what a bind opened this channel's transports ({@code d} and {@code hold} may be null), or closes them
+     * all when this channel was closed meanwhile.
+     */
+    private void publish(int r, Listener l, ServerSocketChannel d, SocketChannel hold) throws IOException {
+        synchronized (stateLock) {
+            if (isOpen()) {
+                listener = l;
+                delegate = d;
+                portHold = hold;
+                route = r;
+                return;
+            }
+        }
+        l.close();
+        if (d != null) {
+            d.close();
+        }
+        if (hold != null) {
+            hold.close();
+        }
+        throw new ClosedChannelException();
     }
 
     /**
@@ -327,16 +342,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             d.close();
             throw e;
         }
-        synchronized (stateLock) {
-            if (!isOpen()) {
-                l.close();
-                d.close();
-                throw new ClosedChannelException();
-            }
-            delegate = d;
-            listener = l;
-            route = ROUTE_BOTH;
-        }
+        publish(ROUTE_BOTH, l, d, null);
     }
 
     @SuppressWarnings("unchecked")

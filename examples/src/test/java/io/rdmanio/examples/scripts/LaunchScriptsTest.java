@@ -56,26 +56,38 @@ class LaunchScriptsTest {
         String out = run("blocking-pairs.sh", "1", "2");
         // Every echo was read back whole, or the client would have exited 1 and the script with it.
         assertTrue(out.contains("the last shm client: fabric 1, TCP 0"), out);
-        Matcher pair = Pattern.compile("(?m)^ +(\\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+)x +([0-9.]+) +([0-9.]+)x$")
-                .matcher(out);
+        assertEquals(2, pairRows(out, "(?m)^ +(\\d+) +([0-9.]+) +([0-9.]+) +([0-9.]+)x +([0-9.]+) +([0-9.]+)x$", 6),
+                out);
+        Matcher spread = Pattern.compile("min / median / max: ([0-9.]+) / ([0-9.]+) / ([0-9.]+)x; with spin 0: "
+                + "([0-9.]+) / ([0-9.]+) / ([0-9.]+)x").matcher(out);
+        assertTrue(spread.find(), out);
+        assertSpread(spread, 1, out);
+        assertSpread(spread, 4, out);
+    }
+
+    /**
+     * The rows {@code regex} finds in {@code out}: each numbered in order (group 1), each of groups 2 to
+     * {@code lastGroup} a positive number.
+     */
+    private static int pairRows(String out, String regex, int lastGroup) {
+        Matcher pair = Pattern.compile(regex).matcher(out);
         int pairs = 0;
         while (pair.find()) {
             pairs++;
             assertEquals(String.valueOf(pairs), pair.group(1), out);
-            for (int g = 2; g <= 6; g++) {
+            for (int g = 2; g <= lastGroup; g++) {
                 assertTrue(Double.parseDouble(pair.group(g)) > 0, out);
             }
         }
-        assertEquals(2, pairs, out);
-        Matcher spread = Pattern.compile("min / median / max: ([0-9.]+) / ([0-9.]+) / ([0-9.]+)x; with spin 0: "
-                + "([0-9.]+) / ([0-9.]+) / ([0-9.]+)x").matcher(out);
-        assertTrue(spread.find(), out);
-        for (int g = 1; g <= 4; g += 3) {
-            double min = Double.parseDouble(spread.group(g));
-            double median = Double.parseDouble(spread.group(g + 1));
-            double max = Double.parseDouble(spread.group(g + 2));
-            assertTrue(0 < min && min <= median && median <= max, out);
-        }
+        return pairs;
+    }
+
+    /** Groups {@code first} to {@code first + 2} of {@code m} are a min, median and max: positive and in order. */
+    private static void assertSpread(Matcher m, int first, String out) {
+        double min = Double.parseDouble(m.group(first));
+        double median = Double.parseDouble(m.group(first + 1));
+        double max = Double.parseDouble(m.group(first + 2));
+        assertTrue(0 < min && min <= median && median <= max, out);
     }
 
     @Test
@@ -84,26 +96,14 @@ class LaunchScriptsTest {
         // Every echo was checked byte for byte and every streamed byte counted by the server, or the client
         // would have exited 1 and the script with it.
         assertTrue(out.contains("client: fabric 3, TCP 0; server: fabric 3, TCP 0"), out);
-        Matcher pair = Pattern.compile("(?m)^ +(\\d+) +([0-9.]+) us +([0-9.]+) us +([0-9.]+)x +(\\d+) MB/s +(\\d+) MB/s"
-                + " +([0-9.]+)x +(\\d+) MB/s +(\\d+)%$").matcher(out);
-        int pairs = 0;
-        while (pair.find()) {
-            pairs++;
-            assertEquals(String.valueOf(pairs), pair.group(1), out);
-            for (int g = 2; g <= 9; g++) {
-                assertTrue(Double.parseDouble(pair.group(g)) > 0, out);
-            }
-        }
-        assertEquals(2, pairs, out);
+        assertEquals(2, pairRows(out, "(?m)^ +(\\d+) +([0-9.]+) us +([0-9.]+) us +([0-9.]+)x +(\\d+) MB/s +(\\d+) MB/s"
+                + " +([0-9.]+)x +(\\d+) MB/s +(\\d+)%$", 9), out);
         assertTrue(out.contains("spread over the 2 pairs: min / median / max"), out);
         Matcher spread = Pattern.compile("shm/TCP +([0-9.]+) / ([0-9.]+) / ([0-9.]+)x").matcher(out);
         int spreads = 0;
         while (spread.find()) {
             spreads++;
-            double min = Double.parseDouble(spread.group(1));
-            double median = Double.parseDouble(spread.group(2));
-            double max = Double.parseDouble(spread.group(3));
-            assertTrue(0 < min && min <= median && median <= max, out);
+            assertSpread(spread, 1, out);
         }
         assertEquals(4, spreads, out);
         // The connection's first second, reported on its own beside the warmed-up round trips.
