@@ -117,6 +117,15 @@ final class FabricEngine implements Engine {
     private volatile boolean relayArmed;
     private volatile boolean signalled;
     private final Notifier fabricNotifier = this::fabricSignalled;
+
+    // ---- connection-manager events: the event channel stays armed with eventNotifier whether or not anyone waits,
+    // so that a connect request is answered and a handshake completed without the application accepting or
+    // otherwise driving this engine, as the kernel completes a TCP handshake into the listener's backlog before
+    // accept. The events are polled by a waiter when one is registered, else by the closer; whoever polls them last
+    // re-arms ({@link #drainEvents}).
+    private final Notifier eventNotifier = this::eventsArrived;
+    /** Events were posted since the channel was last re-armed: some thread must poll them and re-arm. */
+    private volatile boolean eventsPending;
     /** Where one blocked platform thread waits on the wakeup channels itself. */
     private final DoorbellSelector doorbell = new DoorbellSelector();
 
@@ -189,6 +198,7 @@ final class FabricEngine implements Engine {
         this.pool = new SlotPool(fabric, config.slotSize(), chunk > 0 ? chunk : POOL_CHUNK_BYTES);
         this.events = fabric.createEventChannel();
         this.lingerNanos = TimeUnit.MILLISECONDS.toNanos(config.lingerMillis());
+        events.requestNotify(eventNotifier);
     }
 
     @Override
@@ -453,6 +463,9 @@ final class FabricEngine implements Engine {
         } finally {
             progressLock.unlock();
         }
+        if (eventsPending) {
+            work += drainEvents();
+        }
         if (work > 0) {
             // A thread that armed after this progress took its completions would otherwise miss them.
             wakeWaiters();
@@ -491,9 +504,12 @@ final class FabricEngine implements Engine {
         return work;
     }
 
+    /** Events handled per poll, so that a burst of connects cannot hold the completions back for long. */
+    private static final int EVENT_BATCH = 64;
+
     private int pollEvents() {
         int work = 0;
-        for (int i = 0; i < 64; i++) {
+        for (int i = 0; i < EVENT_BATCH; i++) {
             CmEvent e;
             try {
                 e = events.poll();
@@ -628,13 +644,12 @@ final class FabricEngine implements Engine {
                 for (CompletionQueue cq : queues) {
                     cq.requestNotify(fabricNotifier, isWatched(cq, watched));
                 }
-                events.requestNotify(fabricNotifier);
             } catch (IOException e) {
                 LOG.debug("arming the {} engine failed", fabric.name(), e);
                 return false;
             }
         }
-        return !(signalled || flushPending || closed);
+        return !(signalled || flushPending || eventsPending || closed);
     }
 
     private static boolean isWatched(CompletionQueue cq, List<SelectableChannel> watched) {
@@ -688,6 +703,60 @@ final class FabricEngine implements Engine {
     private void fabricSignalled() {
         signalled = true;
         wakeWaiters();
+    }
+
+    /**
+     * The event channel's notifier: events were posted. The poster may hold locks of its own (a peer's connection,
+     * on the loopback fabric), so nothing is handled here: the waiters are signalled, as for a completion, and the
+     * closer polls the events when nobody waits.
+     */
+    private void eventsArrived() {
+        eventsPending = true;
+        if (closed || progressLock.isHeldByCurrentThread()) {
+            // Posted from inside this thread's own progress: it polls them before it ends, or after.
+            return;
+        }
+        fabricSignalled();
+        boolean nobodyWaits;
+        synchronized (waiters) {
+            nobodyWaits = waiters.isEmpty();
+        }
+        if (nobodyWaits) {
+            wakeCloser();
+        }
+    }
+
+    /**
+     * Polls the pending events unless another thread holds the progress lock (it drains them itself when it
+     * releases the lock: {@link #eventsPending} is set before the attempt and read after the release), then
+     * re-arms the event channel. Returns the events handled.
+     */
+    private int drainEvents() {
+        int work = 0;
+        while (eventsPending && !closed && progressLock.tryLock()) {
+            try {
+                if (closed) {
+                    break;
+                }
+                eventsPending = false;
+                int n = pollEvents();
+                work += n;
+                if (n >= EVENT_BATCH) {
+                    eventsPending = true;
+                    continue;
+                }
+                try {
+                    // Runs eventsArrived at once (on this thread, which holds the lock: it only marks them pending)
+                    // when more were posted meanwhile; the loop then takes them.
+                    events.requestNotify(eventNotifier);
+                } catch (IOException e) {
+                    LOG.debug("re-arming the event channel of the {} engine failed", fabric.name(), e);
+                }
+            } finally {
+                progressLock.unlock();
+            }
+        }
+        return work;
     }
 
     /** Signals the longest-registered thread blocked on a connection, if any, to drive progress and re-arm. */
@@ -836,6 +905,10 @@ final class FabricEngine implements Engine {
         // progressRuns when this thread last looked (or drove progress itself).
         long seen = -1;
         while (!closed) {
+            if (eventsPending && drainEvents() > 0) {
+                // Connection-manager events nobody was waiting to handle (eventsArrived).
+                fabricSignalled();
+            }
             long now = System.nanoTime();
             long release = Math.min(pool.releaseIdleChunks(now, CHUNK_RELEASE_GRACE_NANOS), releaseIdleCqs(now));
             if (lingering.get() > 0) {
@@ -847,7 +920,7 @@ final class FabricEngine implements Engine {
                 endWait(wake);
                 closerIdle = true;
                 // Re-checked after publishing closerIdle: whoever adds work after this sees it and unparks.
-                if (lingering.get() == 0 && !owesWork() && !closed) {
+                if (lingering.get() == 0 && !owesWork() && !eventsPending && !closed) {
                     if (release == Long.MAX_VALUE) {
                         LockSupport.park(this);
                     } else {
