@@ -141,6 +141,25 @@ class AcceptBacklogParityTest {
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"tcp", "shm"})
+    void aClientThatWroteAndClosedBeforeTheAcceptIsReadToItsEnd(String transport) throws Exception {
+        on(transport);
+        SocketChannel c = connectUnaccepted(2000);
+        byte[] early = NioPeerMain.pattern(EARLY_BYTES, 7);
+        ByteBuffer b = ByteBuffer.wrap(early);
+        while (b.hasRemaining()) {
+            c.write(b);
+        }
+        c.close();
+        // The bytes and the end of stream wait in the accept queue for the accept that comes after the close.
+        peer.ask("accept", "ACCEPTED");
+        peerAccepted = true;
+        CRC32 crc = new CRC32();
+        crc.update(early);
+        assertEquals("EOF " + EARLY_BYTES + " " + crc.getValue(), peer.ask("readall", "EOF "));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"tcp", "shm"})
     void aListenerClosedWithoutAcceptingResetsTheConnectionsItHeld(String transport) throws Exception {
         on(transport);
         SocketChannel c = connectUnaccepted(2000);
