@@ -19,7 +19,6 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -34,8 +33,8 @@ abstract class NioTestSupport {
 
     static final long WAIT_SECONDS = 20;
 
-    /** Tracked by the test's thread and by the threads it starts (a server accepting): copy-on-write. */
-    private final List<AutoCloseable> resources = new CopyOnWriteArrayList<>();
+    /** Tracked by the test's thread and by the threads it starts (a server accepting). */
+    private final Tracked resources = new Tracked();
     private final List<Thread> threads = new ArrayList<>();
 
     /** The provider under test. */
@@ -57,20 +56,13 @@ abstract class NioTestSupport {
             t.interrupt();
             t.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
         }
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            try {
-                resources.get(i).close();
-            } catch (Exception ignore) {
-                // Best effort: the test already reported what matters.
-            }
-        }
+        resources.closeAll();
     }
 
     // ------------------------------------------------------------------ helpers
 
     <T extends AutoCloseable> T track(T r) {
-        resources.add(r);
-        return r;
+        return resources.track(r);
     }
 
     Selector selector() throws IOException {

@@ -435,11 +435,25 @@ final class FabricEngine implements Engine {
     // Progress.
 
     /**
-     * {@link #progress()}, unless this thread is already inside one (a close from a readiness callback): then the
-     * outer one finishes the work.
+     * A progress that runs after this call began, for a caller whose decision depends on what the queues hold now
+     * (whether a close finds bytes unread; whether a peer that disconnected closed in order): it waits a moment
+     * for a thread that holds the lock (a selector, or the closer polling events), whose progress is short, where
+     * {@link #progress()} would return at once. Bounded, so that a holder waiting for this thread cannot deadlock
+     * it. Unless this thread is already inside one (a close from a readiness callback): then the outer one
+     * finishes the work.
      */
     int progressIfNotInside() {
-        return progressLock.isHeldByCurrentThread() ? 0 : progress();
+        if (progressLock.isHeldByCurrentThread()) {
+            return 0;
+        }
+        long deadline = System.nanoTime() + LOCK_WAIT_NANOS;
+        while (!progressLock.tryLock()) {
+            if (closed || System.nanoTime() - deadline > 0) {
+                return 0;
+            }
+            Thread.yield();
+        }
+        return progressHoldingLock();
     }
 
     @Override
@@ -447,6 +461,11 @@ final class FabricEngine implements Engine {
         if (closed || !progressLock.tryLock()) {
             return 0;
         }
+        return progressHoldingLock();
+    }
+
+    /** The body of {@link #progress()}, entered with the progress lock held; releases it. */
+    private int progressHoldingLock() {
         int work = 0;
         try {
             if (closed) {
@@ -503,6 +522,9 @@ final class FabricEngine implements Engine {
         }
         return work;
     }
+
+    /** How long {@link #progressIfNotInside} waits for another thread's progress to end. */
+    private static final long LOCK_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
     /** Events handled per poll, so that a burst of connects cannot hold the completions back for long. */
     private static final int EVENT_BATCH = 64;

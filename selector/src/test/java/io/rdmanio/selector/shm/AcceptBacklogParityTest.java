@@ -4,24 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdmanio.selector.RdmaSelectorProvider;
 import java.io.IOException;
-import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.spi.SelectorProvider;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.zip.CRC32;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -34,73 +23,17 @@ import org.junit.jupiter.params.provider.ValueSource;
  * outcome.
  */
 @Timeout(value = 120)
-class AcceptBacklogParityTest {
+class AcceptBacklogParityTest extends PeerParity.Base {
 
     /** Bytes written before the accept: within what TCP's socket buffers and rdmanio's receive ring hold. */
     private static final int EARLY_BYTES = 16 * 1024;
 
-    @TempDir
-    static Path tmp;
-
-    private static ShmNio shm;
-    private static PeerJvm shmPeer;
-    private static PeerJvm tcpPeer;
-
-    private final List<AutoCloseable> resources = new ArrayList<>();
-    private SelectorProvider provider;
-    private PeerJvm peer;
     /** The peer holds an accepted connection of this test. */
     private boolean peerAccepted;
 
-    @BeforeAll
-    static void start() throws Exception {
-        shm = ShmNio.open();
-        shmPeer = PeerJvm.peer(shm.dir, PeerJvm.rules(tmp));
-        Path none = tmp.resolve("nothing-routed.rules");
-        Files.writeString(none, "# no rule: every connection on the JDK's TCP\n");
-        tcpPeer = PeerJvm.peer(shm.dir, none);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {tcpPeer, shmPeer, shm}) {
-            if (c != null) {
-                c.close();
-            }
-        }
-    }
-
-    @AfterEach
-    void closeResources() throws Exception {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            try {
-                resources.get(i).close();
-            } catch (Exception e) {
-                // best effort
-            }
-        }
-        if (peer != null && peerAccepted) {
-            // One connection at a time in the peer: end this test's.
-            peer.send("close");
-            peer.poll("CLOSED", 2000);
-        }
-    }
-
-    private void on(String transport) throws Exception {
-        if ("tcp".equals(transport)) {
-            Method m = RdmaSelectorProvider.class.getDeclaredMethod("jdkProvider");
-            m.setAccessible(true);
-            provider = (SelectorProvider) m.invoke(null);
-            peer = tcpPeer;
-        } else {
-            provider = shm.provider;
-            peer = shmPeer;
-        }
-    }
-
-    private <T extends AutoCloseable> T track(T r) {
-        resources.add(r);
-        return r;
+    @Override
+    boolean peerHoldsConnection() {
+        return peerAccepted;
     }
 
     /** Connects to a fresh listener of the peer, which does not accept, through the socket adaptor with a timeout. */
@@ -113,23 +46,34 @@ class AcceptBacklogParityTest {
         return c;
     }
 
+    /** The peer accepts the connection waiting at its listener (and holds it until the test ends). */
+    private void acceptInPeer() throws Exception {
+        peer.ask("accept", "ACCEPTED");
+        peerAccepted = true;
+    }
+
+    /** Writes the pattern of {@code seed} ({@link NioPeerMain#pattern}) and returns what the peer reports for it. */
+    private static String writePattern(SocketChannel c, int bytes, int seed) throws IOException {
+        byte[] data = NioPeerMain.pattern(bytes, seed);
+        ByteBuffer b = ByteBuffer.wrap(data);
+        while (b.hasRemaining()) {
+            c.write(b);
+        }
+        CRC32 crc = new CRC32();
+        crc.update(data);
+        return bytes + " " + crc.getValue();
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"tcp", "shm"})
     void aConnectCompletesAndItsBytesWaitUntilTheListenerAccepts(String transport) throws Exception {
         on(transport);
         // A timeout far below what the listener takes to accept (it never does until told below).
         SocketChannel c = connectUnaccepted(2000);
-        byte[] early = NioPeerMain.pattern(EARLY_BYTES, 3);
-        ByteBuffer b = ByteBuffer.wrap(early);
-        while (b.hasRemaining()) {
-            c.write(b);
-        }
+        String written = writePattern(c, EARLY_BYTES, 3);
         // Still nobody in the listening process has touched the listener: now it accepts, and reads the bytes.
-        peer.ask("accept", "ACCEPTED");
-        peerAccepted = true;
-        CRC32 crc = new CRC32();
-        crc.update(early);
-        assertEquals("READ " + EARLY_BYTES + " " + crc.getValue(), peer.ask("read " + EARLY_BYTES, "READ "));
+        acceptInPeer();
+        assertEquals("READ " + written, peer.ask("read " + EARLY_BYTES, "READ "));
         // And the connection is an ordinary one from then on, both ways.
         assertEquals("WROTE 100", peer.ask("write 100 4", "WROTE "));
         ByteBuffer in = ByteBuffer.allocate(100);
@@ -144,18 +88,11 @@ class AcceptBacklogParityTest {
     void aClientThatWroteAndClosedBeforeTheAcceptIsReadToItsEnd(String transport) throws Exception {
         on(transport);
         SocketChannel c = connectUnaccepted(2000);
-        byte[] early = NioPeerMain.pattern(EARLY_BYTES, 7);
-        ByteBuffer b = ByteBuffer.wrap(early);
-        while (b.hasRemaining()) {
-            c.write(b);
-        }
+        String written = writePattern(c, EARLY_BYTES, 7);
         c.close();
         // The bytes and the end of stream wait in the accept queue for the accept that comes after the close.
-        peer.ask("accept", "ACCEPTED");
-        peerAccepted = true;
-        CRC32 crc = new CRC32();
-        crc.update(early);
-        assertEquals("EOF " + EARLY_BYTES + " " + crc.getValue(), peer.ask("readall", "EOF "));
+        acceptInPeer();
+        assertEquals("EOF " + written, peer.ask("readall", "EOF "));
     }
 
     @ParameterizedTest(name = "{0}")

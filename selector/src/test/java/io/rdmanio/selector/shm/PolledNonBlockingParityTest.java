@@ -5,24 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.rdmanio.selector.RdmaSelectorProvider;
 import java.io.IOException;
-import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.channels.spi.SelectorProvider;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.zip.CRC32;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -34,73 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Nothing waits with a bare sleep; every loop has a deadline.
  */
 @Timeout(value = 120)
-class PolledNonBlockingParityTest {
-
-    @TempDir
-    static Path tmp;
-
-    private static ShmNio shm;
-    private static PeerJvm shmPeer;
-    private static PeerJvm tcpPeer;
-
-    private final List<AutoCloseable> resources = new ArrayList<>();
-    private SelectorProvider provider;
-    private PeerJvm peer;
-
-    @BeforeAll
-    static void start() throws Exception {
-        shm = ShmNio.open();
-        shmPeer = PeerJvm.peer(shm.dir, PeerJvm.rules(tmp));
-        Path none = tmp.resolve("nothing-routed.rules");
-        Files.writeString(none, "# no rule: every connection on the JDK's TCP\n");
-        tcpPeer = PeerJvm.peer(shm.dir, none);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {tcpPeer, shmPeer, shm}) {
-            if (c != null) {
-                c.close();
-            }
-        }
-    }
-
-    @AfterEach
-    void closeResources() throws Exception {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            try {
-                resources.get(i).close();
-            } catch (Exception e) {
-                // best effort
-            }
-        }
-        if (peer != null) {
-            // One connection at a time in the peer: end this test's, whatever state it is in.
-            peer.send("close");
-            peer.poll("CLOSED", 2000);
-        }
-    }
-
-    private void on(String transport) throws Exception {
-        if ("tcp".equals(transport)) {
-            provider = jdkProvider();
-            peer = tcpPeer;
-        } else {
-            provider = shm.provider;
-            peer = shmPeer;
-        }
-    }
-
-    private static SelectorProvider jdkProvider() throws Exception {
-        Method m = RdmaSelectorProvider.class.getDeclaredMethod("jdkProvider");
-        m.setAccessible(true);
-        return (SelectorProvider) m.invoke(null);
-    }
-
-    private <T extends AutoCloseable> T track(T r) {
-        resources.add(r);
-        return r;
-    }
+class PolledNonBlockingParityTest extends PeerParity.Base {
 
     private static long deadline() {
         return System.nanoTime() + ShmNio.TIMEOUT_NANOS;

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmanio.selector.EchoSelectorLoop;
+import io.rdmanio.selector.Tracked;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -21,8 +22,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.zip.CRC32;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -47,7 +46,7 @@ class ShmCrossProcessConformanceTest {
     private static ShmNio shm;
     private static PeerJvm peer;
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final Tracked resources = new Tracked();
 
     @BeforeAll
     static void start() throws Exception {
@@ -67,18 +66,11 @@ class ShmCrossProcessConformanceTest {
 
     @AfterEach
     void closeResources() {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            try {
-                resources.get(i).close();
-            } catch (Exception e) {
-                // best effort
-            }
-        }
+        resources.closeAll();
     }
 
     private <T extends AutoCloseable> T track(T r) {
-        resources.add(r);
-        return r;
+        return resources.track(r);
     }
 
     /** A connection accepted here from the peer's connect. */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmanio.core.fabric.Fabrics;
+import io.rdmanio.selector.Tracked;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -16,7 +17,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -51,7 +51,7 @@ class ShmKillTest {
     private static Path rules;
     private static Random random;
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final Tracked resources = new Tracked();
     /** A connection between two channels of this JVM, alive across each kill. */
     private SocketChannel[] bystander;
 
@@ -83,18 +83,11 @@ class ShmKillTest {
 
     @AfterEach
     void closeResources() {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            try {
-                resources.get(i).close();
-            } catch (Exception e) {
-                // best effort
-            }
-        }
+        resources.closeAll();
     }
 
     private <T extends AutoCloseable> T track(T r) {
-        resources.add(r);
-        return r;
+        return resources.track(r);
     }
 
     private void assertBystanderCarriesOn() throws IOException {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.rdmanio.selector.Tracked;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -59,7 +60,7 @@ class ShmResourcesParityTest {
     private static Path shmRules;
     private static Path tcpRules;
 
-    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final Tracked resources = new Tracked();
 
     @BeforeAll
     static void open() throws Exception {
@@ -78,19 +79,11 @@ class ShmResourcesParityTest {
 
     @AfterEach
     void closeResources() {
-        for (int i = resources.size() - 1; i >= 0; i--) {
-            try {
-                resources.get(i).close();
-            } catch (Exception e) {
-                // best effort
-            }
-        }
-        resources.clear();
+        resources.closeAll();
     }
 
     private <T extends AutoCloseable> T track(T r) {
-        resources.add(r);
-        return r;
+        return resources.track(r);
     }
 
     /** This JVM's provider for {@code transport}: the JDK's own for TCP, rdmanio on the shared shm directory. */
