@@ -48,6 +48,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private static final Logger LOG = Logs.get(FabricConnection.class);
 
     /** Work-request ids: a tag in bits 40..47, a receive slot index or a send sequence number below. */
+    /**
+     * How long a write after the peer's disconnect waits for the receives still posted to complete, which tells a
+     * reset from an orderly close (and so the write's outcome).
+     */
+    private static final long JUDGEMENT_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final long RECV_TAG = 1L << 40;
     private static final long SEND_TAG = 2L << 40;
     private static final long TAG_MASK = 0xffL << 40;
@@ -874,8 +879,17 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private long write(ByteBuffer[] srcs, int offset, int length, boolean stage) throws IOException {
         if (disconnectHint && judgementPending()) {
             // The peer is gone; whether it closed in order (its FIN among the receives not yet polled: TCP accepts
-            // this first write) or reset is known once they are.
-            engine.progressIfNotInside();
+            // this first write) or reset is known once they are. The fabric flushes them once it has seen the
+            // disconnect, which a device may do a moment after the event (DISCONNECTED can be polled first, by the
+            // closer, while nobody waits): a bounded wait, after which the write fails as a plain broken pipe.
+            long deadline = System.nanoTime() + JUDGEMENT_WAIT_NANOS;
+            do {
+                engine.progressIfNotInside();
+                if (!judgementPending()) {
+                    break;
+                }
+                Thread.yield();
+            } while (System.nanoTime() - deadline < 0);
         }
         long total = writeOnce(srcs, offset, length, false, stage);
         if (hasRemaining(srcs, offset, length) && engine.progress() > 0) {
