@@ -181,6 +181,10 @@ final class RdmaSocketAdaptor extends Socket {
             @Override
             public void write(byte[] b, int off, int len) throws IOException {
                 Objects.checkFromIndexSize(off, len, b.length);
+                if (len == 0) {
+                    // As the JDK's adaptor stream: nothing to write returns at once, whatever the state.
+                    return;
+                }
                 if (!ch.isBlocking()) {
                     throw new IllegalBlockingModeException();
                 }

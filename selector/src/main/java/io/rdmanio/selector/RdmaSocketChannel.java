@@ -1077,6 +1077,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             // What the JDK's channel throws (in either mode) for a write after shutdownOutput.
             throw new AsynchronousCloseException();
         }
+        if (!hasRemaining(srcs, offset, length)) {
+            // As the JDK's: nothing to write is 0, with no effect on the connection (after the peer's FIN or reset
+            // too: what the next real write or read reports stays for it).
+            return 0;
+        }
         if (!isBlocking()) {
             long n = c.write(srcs, offset, length);
             if (n > 0) {

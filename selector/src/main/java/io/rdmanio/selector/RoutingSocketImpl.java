@@ -22,6 +22,7 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -377,8 +378,9 @@ final class RoutingSocketImpl extends SocketImpl {
     @Override
     protected InetAddress getInetAddress() {
         InetSocketAddress bound = pendingBind;
-        if (bound != null && serverChannel != null && serverChannel.isOpen()) {
-            // As the JDK's: a server socket's address is the InetAddress given to bind, host name and all.
+        if (bound != null && serverChannel != null) {
+            // As the JDK's: a server socket's address is the InetAddress given to bind, host name and all, also
+            // once it is closed.
             return bound.getAddress();
         }
         InetSocketAddress a = routedAddress(true);
@@ -417,21 +419,18 @@ final class RoutingSocketImpl extends SocketImpl {
 
     /**
      * A routed socket's remote ({@code remote}) or local address; a routed server socket's bound address for
-     * both (a server's "address" is the one it listens on); {@code null} when not routed.
+     * both (a server's "address" is the one it listens on); {@code null} when not routed. Kept after close, as the
+     * JDK's socket keeps them (its ports, addresses and {@code toString} answer as before the close).
      */
     private InetSocketAddress routedAddress(boolean remote) {
-        try {
-            RdmaServerSocketChannel sch = serverChannel;
-            if (sch != null) {
-                InetSocketAddress a = (InetSocketAddress) sch.getLocalAddress();
-                return a != null ? a : pendingBind;
-            }
-            RdmaSocketChannel ch = channel;
-            if (ch != null) {
-                return (InetSocketAddress) (remote ? ch.getRemoteAddress() : ch.getLocalAddress());
-            }
-        } catch (IOException e) {
-            // Closed: as the JDK's, the last addresses are not kept.
+        RdmaServerSocketChannel sch = serverChannel;
+        if (sch != null) {
+            InetSocketAddress a = sch.localAddressKept();
+            return a != null ? a : pendingBind;
+        }
+        RdmaSocketChannel ch = channel;
+        if (ch != null) {
+            return remote ? ch.remoteAddressKept() : ch.localAddressKept();
         }
         return null;
     }
@@ -745,6 +744,11 @@ final class RoutingSocketImpl extends SocketImpl {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
+            Objects.checkFromIndexSize(off, len, b.length);
+            if (len == 0) {
+                // As the JDK's socket stream: nothing to write returns at once, whatever the state.
+                return;
+            }
             try {
                 out.write(b, off, len);
             } catch (IOException e) {

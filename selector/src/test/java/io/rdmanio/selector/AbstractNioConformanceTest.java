@@ -1489,6 +1489,74 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertEquals(-1, w[1].read(ByteBuffer.allocate(10)));
     }
 
+    /**
+     * As on Linux's TCP: bytes sent to a side that shut its input still arrive and wait unread (the JDK reads -1
+     * without looking at them), so the writer is held back by the window instead of writing on for ever; and a
+     * close that finds them unread resets.
+     */
+    @Test
+    void aWriterToAPeerThatShutItsInputIsHeldBack() throws Exception {
+        SocketChannel[] p = pair();
+        p[0].shutdownInput();
+        assertEquals(-1, p[0].read(ByteBuffer.allocate(1)));
+        p[1].configureBlocking(false);
+        ByteBuffer chunk = ByteBuffer.allocateDirect(64 * 1024);
+        long total = 0;
+        long limit = 256L << 20;
+        long quietSince = System.nanoTime();
+        long deadline = quietSince + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        // Until the window has stayed shut for half a second (the kernel's and the engine's progress included).
+        while (System.nanoTime() - quietSince < TimeUnit.MILLISECONDS.toNanos(500)) {
+            assertTrue(System.nanoTime() - deadline < 0, "the window never stayed shut");
+            int n = p[1].write(chunk.clear());
+            if (n > 0) {
+                total += n;
+                quietSince = System.nanoTime();
+                assertTrue(total < limit, "wrote " + total + " bytes to a peer that reads nothing");
+            } else {
+                Thread.sleep(1);
+            }
+        }
+        assertTrue(total > 0, "the first bytes fit in the window");
+        assertEquals(-1, p[0].read(ByteBuffer.allocate(1)), "still -1 with bytes waiting");
+        p[0].close();
+        assertEquals("Connection reset by peer", writeUntilFailure(p[1], "the reset of the close").getMessage());
+    }
+
+    /**
+     * As the JDK's: writing nothing returns 0 (a channel) or returns (a stream) whatever the peer did, and changes
+     * nothing: after the peer's FIN the next real write is still the one TCP accepts, after its reset the next real
+     * write still reports the reset, and after {@code shutdownOutput} the adaptor's stream takes an empty write.
+     */
+    @Test
+    void emptyWritesChangeNothing() throws Exception {
+        ByteBuffer empty = ByteBuffer.allocate(0);
+        SocketChannel[] f = pair();
+        f[0].close();
+        readUntilEnd(f[1], ByteBuffer.allocate(10), null);
+        for (int i = 0; i < 3; i++) {
+            assertEquals(0, f[1].write(empty), "an empty write after the peer's FIN");
+        }
+        assertEquals(1, f[1].write(ByteBuffer.wrap(new byte[] {1})), "the first real write after FIN is accepted");
+
+        SocketChannel[] r = pair();
+        r[0].setOption(StandardSocketOptions.SO_LINGER, 0);
+        r[0].close();
+        for (int i = 0; i < 3; i++) {
+            assertEquals(0, r[1].write(empty), "an empty write after the peer's reset");
+            assertEquals(0, r[1].write(new ByteBuffer[] {empty, empty}), "an empty gathering write");
+        }
+        assertEquals("Connection reset by peer", writeUntilFailure(r[1], "the reset, seen by a write").getMessage());
+
+        SocketChannel[] s = pair();
+        OutputStream out = s[1].socket().getOutputStream();
+        s[1].shutdownOutput();
+        out.write(new byte[0]);
+        out.write(new byte[4], 2, 0);
+        assertThrows(java.nio.channels.ClosedChannelException.class, () -> out.write(new byte[1]),
+            "a real write after shutdownOutput");
+    }
+
     /** The socket adaptor's {@code InputStream.available()}: the bytes readable now, as the JDK's FIONREAD. */
     @Test
     void socketAdaptorStreamAvailable() throws Exception {

@@ -329,7 +329,7 @@ final class InMemoryEngine implements Engine {
         List<Runnable> deliverLocked() {
             List<Runnable> tell = new ArrayList<>(2);
             MemConnection p = peer;
-            if (outbox != null && outbox.position() > 0 && p != null && !p.closed && !p.inputShut) {
+            if (outbox != null && outbox.position() > 0 && p != null && !p.closed) {
                 outbox.flip();
                 p.inbox.put(outbox);
                 outbox.clear();
@@ -464,9 +464,9 @@ final class InMemoryEngine implements Engine {
                     // The reset the first such write provoked.
                     throw new IOException("Broken pipe: " + remote + " closed the connection on the memory fabric");
                 }
-                if (p.closed || p.inputShut) {
+                if (p.closed) {
                     // As TCP: bytes to a closed peer are dropped (the peer answers with a reset, which fails the
-                    // next write).
+                    // next write). A peer that only shut its input still takes them, unread, within its window.
                     wroteAfterPeerClosed |= p.closed;
                     for (int i = offset; i < offset + length; i++) {
                         n += srcs[i].remaining();
@@ -514,8 +514,8 @@ final class InMemoryEngine implements Engine {
         @Override
         public void shutdownInput() {
             synchronized (lock) {
+                // The bytes stay, unread, as in a TCP socket's receive queue: later reads return -1.
                 inputShut = true;
-                inbox.clear();
                 lock.notifyAll();
             }
             fire();
@@ -549,7 +549,7 @@ final class InMemoryEngine implements Engine {
                 if (inbox.position() > 0 || finReceived || reset || inputShut) {
                     ops |= Readiness.READ;
                 }
-                if (reset || outputShut || peer.closed || peer.inputShut || sendRoomLocked() > 0) {
+                if (reset || outputShut || peer.closed || sendRoomLocked() > 0) {
                     ops |= Readiness.WRITE;
                 }
                 return ops;
@@ -613,7 +613,7 @@ final class InMemoryEngine implements Engine {
                 if (p != null) {
                     if (abortive) {
                         // Bytes within the peer's window have left, as TCP sends them at once; the reset follows.
-                        if (outbox != null && outbox.position() > 0 && !p.closed && !p.inputShut) {
+                        if (outbox != null && outbox.position() > 0 && !p.closed) {
                             p.inbox.put(outbox.flip());
                         }
                         p.reset = true;

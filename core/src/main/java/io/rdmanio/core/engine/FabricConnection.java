@@ -423,7 +423,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             case TYPE_DATA: {
                 int length = byteLen - HEADER_LENGTH;
                 engine.bytesReceived.addAndGet(length);
-                if (length == 0 || inputShutdown || userClosed) {
+                // After shutdownInput the bytes still arrive and wait unread, holding their slots, as they pile up
+                // in a TCP socket's receive queue (the JDK reads -1 without looking at them): the writer is held
+                // back by the window, and a close that finds them unread resets.
+                if (length == 0 || userClosed) {
                     repostDataLocked(i);
                     if (length > 0 && userClosed && !abortOnData) {
                         // Bytes for a socket that was closed: TCP answers them with a reset (the peer's next
@@ -1239,8 +1242,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 return;
             }
             inputShutdown = true;
-            discardQueuedLocked(true);
         }
+        // The flush wakes a blocked reader (it reads -1 now) and tells the selectors.
         engine.requestFlush(this);
     }
 

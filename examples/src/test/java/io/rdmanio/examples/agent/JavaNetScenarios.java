@@ -57,6 +57,7 @@ public final class JavaNetScenarios {
         all.put("lingerZeroResets", JavaNetScenarios::lingerZeroResets);
         all.put("afterClose", JavaNetScenarios::afterClose);
         all.put("streamsAfterShutdown", JavaNetScenarios::streamsAfterShutdown);
+        all.put("addressesAfterClose", JavaNetScenarios::addressesAfterClose);
         all.put("bindInUse", JavaNetScenarios::bindInUse);
         all.put("nioClientToServerSocket", JavaNetScenarios::nioClientToServerSocket);
         all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
@@ -498,13 +499,37 @@ public final class JavaNetScenarios {
                 out.write(1);
                 return null;
             }, "wrote", JavaNetScenarios::describe);
+            String empty = ScenarioRunner.attempt(() -> {
+                out.write(new byte[0]);
+                return null;
+            }, "wrote nothing", JavaNetScenarios::describe);
             String g = ScenarioRunner.attempt(() -> c.getOutputStream() == null ? "null" : null, "got",
                 JavaNetScenarios::describe);
             String i = ScenarioRunner.attempt(() -> c.getInputStream() == null ? "null" : null, "got",
                 JavaNetScenarios::describe);
-            return "write: " + w + "; getOutputStream: " + g + "; getInputStream: " + i + "; peer reads "
-                    + a.getInputStream().read();
+            return "write: " + w + "; empty write: " + empty + "; getOutputStream: " + g + "; getInputStream: " + i
+                    + "; peer reads " + a.getInputStream().read();
         }
+    }
+
+    /** A closed socket, client, accepted or server, keeps its ports and addresses (the JDK's socket does). */
+    static String addressesAfterClose() throws Exception {
+        ServerSocket ss = server();
+        Socket c = connect(ss);
+        Socket a = accept(ss);
+        int serverPort = ss.getLocalPort();
+        int clientPort = c.getLocalPort();
+        c.close();
+        a.close();
+        ss.close();
+        return "server: port kept " + (ss.getLocalPort() == serverPort) + ", " + ss.getInetAddress() + ", bound "
+            + ss.isBound() + ", socket address kept " + ss.getLocalSocketAddress().equals(
+                new InetSocketAddress(LOOPBACK, serverPort))
+            + "; client: local port kept " + (c.getLocalPort() == clientPort) + ", port kept "
+            + (c.getPort() == serverPort) + ", " + c.getInetAddress() + ", remote kept "
+            + c.getRemoteSocketAddress().equals(new InetSocketAddress(LOOPBACK, serverPort))
+            + "; accepted: local port " + (a.getLocalPort() == serverPort) + ", peer port kept "
+            + (a.getPort() == clientPort) + ", " + a.getInetAddress();
     }
 
     static String bindInUse() throws Exception {

@@ -28,6 +28,8 @@ class AcceptBacklogParityTest extends PeerParity.Base {
     /** Bytes written before the accept: within what TCP's socket buffers and rdmanio's receive ring hold. */
     private static final int EARLY_BYTES = 16 * 1024;
 
+    /** This test's connection to the peer's listener. */
+    private SocketChannel client;
     /** The peer holds an accepted connection of this test. */
     private boolean peerAccepted;
 
@@ -64,13 +66,22 @@ class AcceptBacklogParityTest extends PeerParity.Base {
         return bytes + " " + crc.getValue();
     }
 
+    /**
+     * On {@code transport}: connects to a listener of the peer that does not accept, with a connect timeout far below
+     * the time until it does (it never does until told), and writes {@link #EARLY_BYTES} of the pattern of
+     * {@code seed}; the channel is {@link #client}. Returns what the peer reports for those bytes.
+     */
+    private String connectAndWriteEarly(String transport, int seed) throws Exception {
+        on(transport);
+        client = connectUnaccepted(2000);
+        return writePattern(client, EARLY_BYTES, seed);
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"tcp", "shm"})
     void aConnectCompletesAndItsBytesWaitUntilTheListenerAccepts(String transport) throws Exception {
-        on(transport);
-        // A timeout far below what the listener takes to accept (it never does until told below).
-        SocketChannel c = connectUnaccepted(2000);
-        String written = writePattern(c, EARLY_BYTES, 3);
+        String written = connectAndWriteEarly(transport, 3);
+        SocketChannel c = client;
         // Still nobody in the listening process has touched the listener: now it accepts, and reads the bytes.
         acceptInPeer();
         assertEquals("READ " + written, peer.ask("read " + EARLY_BYTES, "READ "));
@@ -86,10 +97,8 @@ class AcceptBacklogParityTest extends PeerParity.Base {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"tcp", "shm"})
     void aClientThatWroteAndClosedBeforeTheAcceptIsReadToItsEnd(String transport) throws Exception {
-        on(transport);
-        SocketChannel c = connectUnaccepted(2000);
-        String written = writePattern(c, EARLY_BYTES, 7);
-        c.close();
+        String written = connectAndWriteEarly(transport, 7);
+        client.close();
         // The bytes and the end of stream wait in the accept queue for the accept that comes after the close.
         acceptInPeer();
         assertEquals("EOF " + written, peer.ask("readall", "EOF "));
