@@ -1634,7 +1634,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         if (finishConnectOnce()) {
             return true;
         }
-        return engine.progress() > 0 && finishConnectOnce();
+        // Waiting briefly for a thread that holds the progress lock (the closer may be polling this very
+        // handshake's event): looked at again whatever that progress found.
+        engine.progressIfNotInside();
+        return finishConnectOnce();
     }
 
     private boolean finishConnectOnce() throws IOException {

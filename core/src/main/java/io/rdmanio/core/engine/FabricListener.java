@@ -118,13 +118,16 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
      * {@inheritDoc}
      *
      * <p>With nothing waiting, drives the engine's progress once and looks again: connect requests and the events
-     * that complete a handshake reach the listener only through progress, which a program polling a non-blocking
-     * server channel without a selector would otherwise never run.
+     * that complete a handshake reach the listener through progress, which a program polling a non-blocking
+     * server channel without a selector would otherwise never run. The progress waits briefly for a thread that
+     * holds the lock (the closer may be polling the very event that completes a handshake), and the queue is
+     * looked at again whatever it found.
      */
     @Override
     public Connection accept() throws IOException {
         Connection c = acceptOnce();
-        if (c == null && engine.progress() > 0) {
+        if (c == null) {
+            engine.progressIfNotInside();
             c = acceptOnce();
         }
         return c;
