@@ -693,6 +693,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         return controlEntries - (int) (controlPostSeq - controlFreeSeq);
     }
 
+    /** Whether every staging slot holds a frame waiting for credit: a peer that does not read took all (for tests). */
+    boolean isStagingFull() {
+        synchronized (lock) {
+            return fillSeq - postSeq == stagingCount;
+        }
+    }
+
     private int stagingFree() {
         return stagingCount - (int) (fillSeq - freeSeq);
     }

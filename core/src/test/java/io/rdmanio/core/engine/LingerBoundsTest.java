@@ -19,13 +19,22 @@ class LingerBoundsTest {
 
     private static final EngineConfig SMALL = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(4);
 
-    /** Writes until the peer's window and this end's staging are full (the peer does not read). */
+    /**
+     * Writes until the peer's window and this end's staging are full (the peer does not read). A write that takes
+     * nothing does not mean that yet: the slots of frames in flight come back only when their sends' completions
+     * are polled, which a busy machine may not have done.
+     */
     private static Streams fill(Pair p, FabricConnection c, int seed) throws IOException {
         Streams s = new Streams(1 << 20, seed);
         ByteBuffer buf = ByteBuffer.allocate(4096);
-        for (int i = 0; i < 10_000 && s.write(c, buf, 4096) > 0; i++) {
-            p.pump();
-        }
+        p.await("the peer's window and this side's staging full", () -> {
+            try {
+                s.write(c, buf, 4096);
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+            return c.isStagingFull();
+        });
         assertTrue(s.written > 0 && s.written < s.total, "staging filled before the reader read");
         s.endHere();
         return s;
