@@ -435,8 +435,18 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                         engine.requestFlush(this);
                     }
                 } else {
-                    recvLen[i] = length;
-                    readQueue[(int) (readTail++ % recvCount)] = i;
+                    boolean packed = appendToLastUnreadLocked(buf, off, length);
+                    if (packed) {
+                        postRecvLocked(i);
+                        credit.dataSlotPacked();
+                    } else {
+                        recvLen[i] = length;
+                        readQueue[(int) (readTail++ % recvCount)] = i;
+                    }
+                    if (credit.packedGrantDue()
+                        || (packed && credit.unadvertisedData() >= credit.creditThreshold())) {
+                        engine.requestFlush(this);
+                    }
                     available += length;
                     // Readable again even if READ never cleared: a selector that left bytes unread hears of more.
                     readEvent = true;
@@ -452,6 +462,29 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 postRecvLocked(i);
                 break;
         }
+    }
+
+    /**
+     * A frame that arrives behind an unread one whose slot has room for it is copied onto that one's end, and its
+     * own slot is reposted at once, as the kernel collapses a TCP receive queue of small segments: the window is
+     * counted in bytes there, in slots here, and a reader that does not read yet (one that waits for
+     * {@code available()} to reach a message's length, say) would otherwise see a sender's small writes stop at one
+     * per slot. Only a reader that is behind pays the copy; unread frames in a row then always fill more than one
+     * slot between two, so the ring holds at least half its capacity in bytes whatever the writes' sizes.
+     */
+    private boolean appendToLastUnreadLocked(ByteBuffer src, int srcOff, int length) {
+        if (readHead == readTail) {
+            return false;
+        }
+        int last = readQueue[(int) ((readTail - 1) % recvCount)];
+        int end = recvLen[last];
+        if (end + length > payloadCapacity) {
+            return false;
+        }
+        int slot = recvIds[last];
+        pool.buffer(slot).put(pool.offset(slot) + HEADER_LENGTH + end, src, srcOff + HEADER_LENGTH, length);
+        recvLen[last] = end + length;
+        return true;
     }
 
     /**

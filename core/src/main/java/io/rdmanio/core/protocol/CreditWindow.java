@@ -20,7 +20,10 @@ package io.rdmanio.core.protocol;
  * Every frame advertises both counters, so grants normally ride on data. A CREDIT frame is sent only when
  * <ol type="a">
  *   <li>unadvertised data grants reach {@link #creditThreshold()} (half the data window, at least 1) and no data
- *       frame can go the other way to carry them; or</li>
+ *       frame can go the other way to carry them, or there is any such grant, one of them is for a slot freed by
+ *       packing an arrived frame onto an unread one ({@link #dataSlotPacked()}), and the peer has no data credit
+ *       left as far as this side knows (it could send nothing to pack, and the reader may not read for long);
+ *       or</li>
  *   <li>the peer looks control-exhausted (the control credit this side advertised minus the control frames it
  *       received from the peer is {@code <= 0}) and this side has unadvertised control grants. This frame may use
  *       the replenish reserve: one receive beyond the advertised control slots that each side keeps posted, so a
@@ -37,7 +40,8 @@ package io.rdmanio.core.protocol;
  * rule-(b) frame only if this frame used this side's last credit; that answer advertises at least two grants
  * too, after which this side sees the peer holding {@code C - 1 >= 1} credits and stays quiet. So a CREDIT frame
  * answers a CREDIT frame at most once, and a chain of them starts only from a frame the application caused (a
- * read that freed data slots, a FIN). When nobody reads, nothing starts a chain: both sides go quiet.
+ * read that freed data slots, a FIN, a data frame packed onto an unread one). When nobody reads and nothing more
+ * arrives to pack, nothing starts a chain: both sides go quiet.
  *
  * <h2>Why the receiver never overflows</h2>
  * The receiver posts {@code D + C + 1} receives and reposts one for each frame consumed (control at once, data
@@ -65,6 +69,8 @@ public final class CreditWindow {
     private long controlAdvertised;
     private long dataReceived;
     private long controlReceived;
+    /** Some unadvertised data grant is for a slot freed by packing, not by a read (rule a). */
+    private boolean packedGrant;
 
     // What the peer grants.
     private long peerDataCredit;
@@ -129,6 +135,7 @@ public final class CreditWindow {
         }
         dataAdvertised = dataGranted;
         controlAdvertised = controlGranted;
+        packedGrant = false;
     }
 
     /**
@@ -175,6 +182,20 @@ public final class CreditWindow {
         dataGranted += n;
     }
 
+    /**
+     * A data slot whose frame was copied onto the end of an unread one and reposted before the application read
+     * anything: granted as {@link #dataSlotsFreed} does, and advertised at once if the peer has no data credit left.
+     */
+    public void dataSlotPacked() {
+        dataGranted++;
+        packedGrant = true;
+    }
+
+    /** Whether a grant from packing waits while the peer, as far as this side knows, can send no data frame. */
+    public boolean packedGrantDue() {
+        return packedGrant && dataGranted - dataAdvertised > 0 && dataAdvertised - dataReceived <= 0;
+    }
+
     /** Half the data window, at least 1: unadvertised data grants that justify a CREDIT frame. */
     public int creditThreshold() {
         return Math.max(1, localDataSlots / 2);
@@ -189,7 +210,7 @@ public final class CreditWindow {
         if (peerLooksExhausted() && controlGranted - controlAdvertised > 0 && peerControlCredit - controlSent >= 0) {
             return CREDIT_REPLENISH;
         }
-        if (!dataCanGo && dataGranted - dataAdvertised >= creditThreshold() && canSendControl()) {
+        if (!dataCanGo && (dataGranted - dataAdvertised >= creditThreshold() || packedGrantDue()) && canSendControl()) {
             return CREDIT_FOR_DATA;
         }
         return NONE;

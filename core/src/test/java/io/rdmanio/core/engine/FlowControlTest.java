@@ -184,6 +184,45 @@ class FlowControlTest {
         }
     }
 
+    /**
+     * Small writes to a reader that has not read yet: each arrives as a frame of its own while there is credit, and
+     * the frames behind the first unread one are copied onto it and their slots reposted, so the window holds the
+     * bytes of many more writes than it has slots (as TCP's, counted in bytes) and all of them become available
+     * before the first read. Then read exactly, with every slot back once read.
+     */
+    @ParameterizedTest(name = "{0}-byte writes")
+    @ValueSource(ints = {1, 10, 333})
+    void smallWritesToAReaderThatWaitsAreAllAvailable(int size) throws Exception {
+        EngineConfig config = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(4);
+        try (Pair p = new Pair(config, 21)) {
+            FabricConnection[] cs = p.connect();
+            // 3000 bytes: three of the four receive slots' payload, hundreds of frames for the smaller writes.
+            Streams s = new Streams(3000, 21);
+            ByteBuffer buf = ByteBuffer.allocate(size);
+            p.await("every byte available before any read", () -> {
+                try {
+                    s.write(cs[0], buf, size);
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+                return cs[1].available() == s.total;
+            });
+            assertEquals(s.total, s.written);
+            ByteBuffer in = ByteBuffer.allocate(4096);
+            assertEquals(s.total, s.read(cs[1], in, 4096), "one read takes them all");
+            s.assertChecksumsMatch();
+            assertNoReceiverNotReady(p);
+            cs[0].close();
+            p.await("end of stream", () -> {
+                try {
+                    return s.read(cs[1], in, 4096) < 0;
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+            });
+        }
+    }
+
     @Test
     void noDeadlockWithOneThreadPerSideBlockingInAwait() throws Exception {
         EngineConfig config = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(1).withSpinMicros(0);
