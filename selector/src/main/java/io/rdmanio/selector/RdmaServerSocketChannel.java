@@ -72,6 +72,8 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
 
     // -- state lock
     private final Map<SocketOption<?>, Object> options = new HashMap<>();
+    /** What getOption reports for the options set: as the kernel rounds them ({@link JdkDefaults#normalized}). */
+    private final Map<SocketOption<?>, Object> shown = new HashMap<>();
     /** Opened on the first blocking accept of a server on both transports. */
     private Selector waitSelector;
     private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
@@ -410,7 +412,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             }
             if (nanos == 0) {
                 Connection c = l.accept();
-                return c == null ? null : new RdmaSocketChannel(rdma, c, inheritedOptions());
+                return c == null ? null : new RdmaSocketChannel(rdma, c, inheritedOptions(), inheritedShown());
             }
             // As the JDK: a blocking accept is inside begin()/end() from its first attempt, so an interrupt
             // pending before the call closes the channel too.
@@ -476,7 +478,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             if (c == null) {
                 throw new AsynchronousCloseException();
             }
-            return new RdmaSocketChannel(rdma, c, inheritedOptions());
+            return new RdmaSocketChannel(rdma, c, inheritedOptions(), inheritedShown());
         } finally {
             acceptLock.unlock();
         }
@@ -502,7 +504,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                 } else {
                     Connection c = l.accept();
                     if (c != null) {
-                        return new RdmaSocketChannel(rdma, c, inheritedOptions());
+                        return new RdmaSocketChannel(rdma, c, inheritedOptions(), inheritedShown());
                     }
                 }
             }
@@ -562,12 +564,34 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         }
     }
 
+    /** The options set on this listener that an accepted channel inherits, as set. */
     private Map<SocketOption<?>, Object> inheritedOptions() {
         synchronized (stateLock) {
             Map<SocketOption<?>, Object> m = new HashMap<>();
             Object rcv = options.get(StandardSocketOptions.SO_RCVBUF);
             if (rcv != null) {
                 m.put(StandardSocketOptions.SO_RCVBUF, rcv);
+            }
+            return m;
+        }
+    }
+
+    /**
+     * What an accepted channel reports for the options it inherits, as Linux's accepted socket does: the
+     * listener's receive buffer and address reuse (on by default for the JDK's listeners, so on for what they
+     * accept).
+     */
+    private Map<SocketOption<?>, Object> inheritedShown() {
+        synchronized (stateLock) {
+            Map<SocketOption<?>, Object> m = new HashMap<>();
+            for (SocketOption<?> o : List.of(StandardSocketOptions.SO_RCVBUF, StandardSocketOptions.SO_REUSEADDR)) {
+                Object v = shown.get(o);
+                if (v == null) {
+                    v = JdkDefaults.serverSocket(rdma.jdk()).defaultValue(o);
+                }
+                if (v != null && (o != StandardSocketOptions.SO_RCVBUF || shown.containsKey(o))) {
+                    m.put(o, v);
+                }
             }
             return m;
         }
@@ -643,15 +667,16 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         if (value == null || !name.type().isInstance(value)) {
             throw new IllegalArgumentException("Invalid value '" + value + "'");
         }
-        if (name == StandardSocketOptions.SO_RCVBUF && (Integer) value < 0) {
-            throw new IllegalArgumentException("Invalid receive buffer size");
-        }
         ServerSocketChannel d;
         synchronized (stateLock) {
+            // As the JDK's: a closed channel says so before its value is looked at.
             ensureOpen();
             d = delegate;
             if (d == null) {
+                // Checked and rounded as the kernel would (a leaf lock, taken under no other).
+                Object reported = JdkDefaults.serverSocket(rdma.jdk()).normalized(name, value);
                 options.put(name, value);
+                shown.put(name, reported);
                 return this;
             }
         }
@@ -670,7 +695,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             ensureOpen();
             d = delegate;
             if (d == null) {
-                Object v = options.get(name);
+                Object v = shown.get(name);
                 if (v == null) {
                     v = JdkDefaults.serverSocket(rdma.jdk()).defaultValue(name);
                 }

@@ -104,6 +104,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
      */
     private volatile IOException deferredConnectFailure;
     private final Map<SocketOption<?>, Object> options = new HashMap<>();
+    /** What getOption reports for the options set: as the kernel rounds them ({@link JdkDefaults#normalized}). */
+    private final Map<SocketOption<?>, Object> shown = new HashMap<>();
     private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
     private Socket socket;
 
@@ -134,7 +136,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     }
 
     /** An accepted fabric connection. */
-    RdmaSocketChannel(RdmaSelectorProvider provider, Connection accepted, Map<SocketOption<?>, Object> inherited) {
+    RdmaSocketChannel(RdmaSelectorProvider provider, Connection accepted, Map<SocketOption<?>, Object> inherited,
+                      Map<SocketOption<?>, Object> inheritedShown) {
         super(provider);
         this.rdma = provider;
         this.connection = accepted;
@@ -143,6 +146,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         this.remoteAddress = withoutHostName(accepted.remoteAddress());
         this.counted = true;
         this.options.putAll(inherited);
+        this.shown.putAll(inheritedShown);
         accepted.setLingerZero(Integer.valueOf(0).equals(inherited.get(StandardSocketOptions.SO_LINGER)));
         RunStats.get().connectionOpened(true);
     }
@@ -1297,22 +1301,22 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             throw new IllegalArgumentException("Invalid value '" + value + "'");
         }
         Object v = value;
-        if (name == StandardSocketOptions.SO_RCVBUF || name == StandardSocketOptions.SO_SNDBUF) {
-            if ((Integer) value < 0) {
-                throw new IllegalArgumentException("Invalid send/receive buffer size");
-            }
-        } else if (name == StandardSocketOptions.SO_LINGER) {
+        if (name == StandardSocketOptions.SO_LINGER) {
             int linger = (Integer) value;
             v = linger < 0 ? -1 : Math.min(linger, 65535);
         }
         SocketChannel d;
         Connection c;
         synchronized (stateLock) {
+            // As the JDK's: a closed channel says so before its value is looked at.
             ensureOpen();
             d = delegate;
             c = connection;
             if (d == null) {
+                // Checked and rounded as the kernel would (a leaf lock, taken under no other).
+                Object reported = JdkDefaults.socket(rdma.jdk()).normalized(name, value);
                 options.put(name, v);
+                shown.put(name, reported);
             }
         }
         if (d == null) {
@@ -1336,7 +1340,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             ensureOpen();
             d = delegate;
             if (d == null) {
-                Object v = options.get(name);
+                Object v = shown.get(name);
                 if (v == null) {
                     v = JdkDefaults.socket(rdma.jdk()).defaultValue(name);
                 }

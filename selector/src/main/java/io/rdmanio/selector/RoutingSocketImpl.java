@@ -57,6 +57,8 @@ final class RoutingSocketImpl extends SocketImpl {
     /** A routed (or accepted) client's channel and its adaptor. */
     private volatile RdmaSocketChannel channel;
     private volatile Socket face;
+    /** A read of the routed input returned -1: later reads return -1 too, even after close (as the JDK's). */
+    private volatile boolean readEof;
     /** A routed server's channel, made at bind. */
     private volatile RdmaServerSocketChannel serverChannel;
     /** Where a routed server binds, between bind and listen. */
@@ -278,7 +280,7 @@ final class RoutingSocketImpl extends SocketImpl {
     protected InputStream getInputStream() throws IOException {
         Socket s = face;
         if (s != null) {
-            return new RoutedInput(s.getInputStream());
+            return new RoutedInput(s.getInputStream(), this);
         }
         return JdkSocketImpls.inputStream(jdkOrClosed());
     }
@@ -671,18 +673,27 @@ final class RoutingSocketImpl extends SocketImpl {
         return javaNet(e);
     }
 
-    /** A routed socket's input: the adaptor's stream, with java.net's exceptions. */
+    /**
+     * A routed socket's input: the adaptor's stream, with java.net's exceptions. As the JDK's socket input, a read
+     * of nothing returns 0 whatever the state, and once a read returned -1 every later read does, even after the
+     * socket is closed (the JDK keeps that for compatibility with its older implementation).
+     */
     private static final class RoutedInput extends InputStream {
         private final InputStream in;
+        private final RoutingSocketImpl impl;
 
-        RoutedInput(InputStream in) {
+        RoutedInput(InputStream in, RoutingSocketImpl impl) {
             this.in = in;
+            this.impl = impl;
         }
 
         @Override
         public int read() throws IOException {
+            if (impl.readEof) {
+                return -1;
+            }
             try {
-                return in.read();
+                return atEnd(in.read());
             } catch (IOException e) {
                 throw streamFailure(e);
             }
@@ -690,11 +701,25 @@ final class RoutingSocketImpl extends SocketImpl {
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
+            Objects.checkFromIndexSize(off, len, b.length);
+            if (len == 0) {
+                return 0;
+            }
+            if (impl.readEof) {
+                return -1;
+            }
             try {
-                return in.read(b, off, len);
+                return atEnd(in.read(b, off, len));
             } catch (IOException e) {
                 throw streamFailure(e);
             }
+        }
+
+        private int atEnd(int n) {
+            if (n < 0) {
+                impl.readEof = true;
+            }
+            return n;
         }
 
         @Override

@@ -34,6 +34,7 @@ import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.IllegalBlockingModeException;
+import java.nio.channels.NetworkChannel;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetBoundException;
 import java.nio.channels.NotYetConnectedException;
@@ -1582,6 +1583,129 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertEquals(0, qin.available(), "at end of stream");
         q[0].close();
         assertThrows(IOException.class, qin::available, "closed");
+    }
+
+    /**
+     * Many small writes to a reader that has not read yet all become readable, as TCP's receive buffer, counted in
+     * bytes, holds them: a reader that waits for {@code available()} to reach a message's length before reading (as
+     * some framing code does) sees all of it, and one read then takes it in one piece. Separate writes, a stream's
+     * writes and one gathering write of many small buffers, each read exactly.
+     */
+    @Test
+    void manySmallWritesAreAllAvailableBeforeTheFirstRead() throws Exception {
+        int count = 300;
+        int size = 10;
+        byte[] all = pattern(count * size, 41);
+        for (String how : List.of("separate writes", "stream writes", "one gathering write")) {
+            SocketChannel[] p = pair();
+            if (how.equals("separate writes")) {
+                for (int k = 0; k < count; k++) {
+                    writeFully(p[1], ByteBuffer.wrap(all, k * size, size));
+                }
+            } else if (how.equals("stream writes")) {
+                OutputStream out = p[1].socket().getOutputStream();
+                for (int k = 0; k < count; k++) {
+                    out.write(all, k * size, size);
+                }
+            } else {
+                ByteBuffer[] parts = new ByteBuffer[count];
+                for (int k = 0; k < count; k++) {
+                    parts[k] = ByteBuffer.wrap(all, k * size, size);
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+                while (parts[count - 1].hasRemaining() && System.nanoTime() - deadline < 0) {
+                    p[1].write(parts);
+                }
+            }
+            InputStream in = p[0].socket().getInputStream();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (in.available() < all.length && System.nanoTime() - deadline < 0) {
+                Thread.sleep(2);
+            }
+            assertEquals(all.length, in.available(), how + ": every byte written is readable before any read");
+            ByteBuffer got = ByteBuffer.allocate(all.length + 100);
+            assertEquals(all.length, p[0].read(got), how + ": one read takes them all");
+            assertArrayEquals(all, Arrays.copyOf(got.array(), all.length), how + ": the bytes, in order");
+            p[0].close();
+            p[1].close();
+        }
+    }
+
+    /** One setOption then getOption, as text: the value read back, or the exception's class and message. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static String trySet(NetworkChannel ch, SocketOption option, Object value) {
+        try {
+            ch.setOption(option, value);
+            return option.name() + "=" + value + " reads " + ch.getOption(option);
+        } catch (Exception e) {
+            return option.name() + "=" + value + " throws " + e.getClass().getName() + ": " + e.getMessage();
+        }
+    }
+
+    /**
+     * Option values are checked and rounded as the kernel checks and rounds them on the JDK's TCP socket: each
+     * setOption then getOption on a connected channel of the suite's provider gives what it gives on a connected
+     * JDK channel (an {@code IP_TOS} beyond 0-255 and a keep-alive time of 0 refused, a read-only option refused,
+     * {@code IP_TOS} 255 read back as 252, buffer sizes as the kernel doubles and bounds them). A closed channel
+     * says so before it looks at the value; an accepted channel reads the listener's address reuse, as Linux's.
+     */
+    @Test
+    void optionValuesAreCheckedAndRoundedAsTheKernelDoes() throws Exception {
+        SocketChannel[] p = pair();
+        SelectorProvider tcp = SelectorProvider.provider();
+        ServerSocketChannel jdkServer = tcp.openServerSocketChannel().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        SocketChannel jdk = tcp.openSocketChannel();
+        jdk.connect(jdkServer.getLocalAddress());
+        SocketChannel jdkAccepted = jdkServer.accept();
+        try {
+            List<Object[]> cases = new ArrayList<>(List.of(
+                new Object[] {StandardSocketOptions.IP_TOS, 256},
+                new Object[] {StandardSocketOptions.IP_TOS, -1},
+                new Object[] {StandardSocketOptions.IP_TOS, 255},
+                new Object[] {StandardSocketOptions.IP_TOS, 0x10},
+                new Object[] {StandardSocketOptions.SO_RCVBUF, 1},
+                new Object[] {StandardSocketOptions.SO_RCVBUF, 65536},
+                new Object[] {StandardSocketOptions.SO_RCVBUF, -1},
+                new Object[] {StandardSocketOptions.SO_SNDBUF, Integer.MAX_VALUE},
+                new Object[] {StandardSocketOptions.SO_SNDBUF, 100_000},
+                new Object[] {StandardSocketOptions.SO_LINGER, -5},
+                new Object[] {StandardSocketOptions.SO_LINGER, 70_000},
+                new Object[] {StandardSocketOptions.SO_LINGER, 3},
+                new Object[] {StandardSocketOptions.SO_KEEPALIVE, true},
+                new Object[] {StandardSocketOptions.TCP_NODELAY, true}));
+            for (SocketOption<?> o : jdk.supportedOptions()) {
+                switch (o.name()) {
+                    case "TCP_KEEPIDLE", "TCP_KEEPINTERVAL" -> {
+                        cases.add(new Object[] {o, 0});
+                        cases.add(new Object[] {o, -1});
+                        cases.add(new Object[] {o, 100});
+                    }
+                    case "TCP_KEEPCOUNT" -> {
+                        cases.add(new Object[] {o, 40_000});
+                        cases.add(new Object[] {o, 5});
+                    }
+                    case "SO_INCOMING_NAPI_ID" -> cases.add(new Object[] {o, 7});
+                    default -> { }
+                }
+            }
+            for (Object[] c : cases) {
+                SocketOption<?> o = (SocketOption<?>) c[0];
+                assertEquals(trySet(jdk, o, c[1]), trySet(p[0], o, c[1]), "setOption then getOption");
+            }
+            assertEquals(jdkAccepted.getOption(StandardSocketOptions.SO_REUSEADDR),
+                p[1].getOption(StandardSocketOptions.SO_REUSEADDR), "an accepted channel's address reuse");
+            ServerSocketChannel listener = server();
+            assertEquals(trySet(jdkServer, StandardSocketOptions.SO_RCVBUF, 1),
+                trySet(listener, StandardSocketOptions.SO_RCVBUF, 1), "a listener's receive buffer");
+            p[0].close();
+            jdk.close();
+            assertEquals(trySet(jdk, StandardSocketOptions.SO_RCVBUF, -1),
+                trySet(p[0], StandardSocketOptions.SO_RCVBUF, -1), "a closed channel, a bad value");
+        } finally {
+            jdk.close();
+            jdkAccepted.close();
+            jdkServer.close();
+        }
     }
 
     /**

@@ -132,7 +132,11 @@ class RdmaSelectorProviderTest extends NioTestSupport {
             total += n;
         }
         assertEquals(1000, total, "a non-blocking write stops when the peer's receive buffer is full");
-        assertEquals(1000, c.getOption(StandardSocketOptions.SO_RCVBUF));
+        try (SocketChannel jdk = SelectorProvider.provider().openSocketChannel()) {
+            jdk.setOption(StandardSocketOptions.SO_RCVBUF, 1000);
+            assertEquals(jdk.getOption(StandardSocketOptions.SO_RCVBUF), c.getOption(StandardSocketOptions.SO_RCVBUF),
+                "getOption reads the value as the kernel rounds it, the window is sized from the value as given");
+        }
         // OP_WRITE comes back once the peer reads.
         Selector sel = selector();
         SelectionKey key = a.register(sel, SelectionKey.OP_WRITE);

@@ -25,6 +25,14 @@ class JavaNetConformanceTest extends AbstractScenarioConformanceTest {
             "interruptWhileReading: read 7, interrupted true; closed false",
             "interruptWhileAccepting: accepted, interrupted true; server closed false",
             "lingerZeroResets: java.net.SocketException: Connection reset",
+            "readAfterClose: plain: read java.net.SocketException: Socket closed, read of nothing 0, available "
+                + "java.net.SocketException: Socket closed; after EOF (read -1 first): read -1, read of nothing 0, "
+                + "available java.net.SocketException: Socket closed; after shutdownInput: read "
+                + "java.net.SocketException: Socket closed, read of nothing 0, available java.net.SocketException: "
+                + "Socket closed; ",
+            "optionValues: traffic class 999: java.lang.IllegalArgumentException: tc is not in range 0 -- 255; 255 "
+                + "reads 252; keep-alive idle -1: java.net.SocketException: Invalid argument; receive buffer 1 reads "
+                + "1152; accepted reuses addresses true",
             "nioClientToServerSocket: from nio / from net",
             "socketToNioServer: from net / from nio",
             "httpUrlConnection: 200 hello /a; 200 hello /b;",

@@ -15,6 +15,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -58,6 +59,8 @@ public final class JavaNetScenarios {
         all.put("afterClose", JavaNetScenarios::afterClose);
         all.put("streamsAfterShutdown", JavaNetScenarios::streamsAfterShutdown);
         all.put("addressesAfterClose", JavaNetScenarios::addressesAfterClose);
+        all.put("readAfterClose", JavaNetScenarios::readAfterClose);
+        all.put("optionValues", JavaNetScenarios::optionValues);
         all.put("bindInUse", JavaNetScenarios::bindInUse);
         all.put("nioClientToServerSocket", JavaNetScenarios::nioClientToServerSocket);
         all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
@@ -530,6 +533,57 @@ public final class JavaNetScenarios {
             + c.getRemoteSocketAddress().equals(new InetSocketAddress(LOOPBACK, serverPort))
             + "; accepted: local port " + (a.getLocalPort() == serverPort) + ", peer port kept "
             + (a.getPort() == clientPort) + ", " + a.getInetAddress();
+    }
+
+    /**
+     * A read of a closed socket's input: "Socket closed", unless a read had already returned -1 (the JDK then
+     * keeps returning -1); a read of nothing returns 0 whatever the state.
+     */
+    static String readAfterClose() throws Exception {
+        StringBuilder out = new StringBuilder();
+        for (String mode : List.of("plain", "after EOF", "after shutdownInput")) {
+            try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+                InputStream in = a.getInputStream();
+                String before = "";
+                if (mode.equals("after EOF")) {
+                    c.shutdownOutput();
+                    before = " (read " + in.read() + " first)";
+                } else if (mode.equals("after shutdownInput")) {
+                    a.shutdownInput();
+                }
+                a.close();
+                String r = ScenarioRunner.attempt(() -> String.valueOf(in.read()), "", JavaNetScenarios::describe);
+                String empty = ScenarioRunner.attempt(() -> String.valueOf(in.read(new byte[4], 1, 0)), "",
+                    JavaNetScenarios::describe);
+                String av = ScenarioRunner.attempt(() -> String.valueOf(in.available()), "",
+                    JavaNetScenarios::describe);
+                out.append(mode).append(before).append(": read ").append(r).append(", read of nothing ")
+                    .append(empty).append(", available ").append(av).append("; ");
+            }
+        }
+        return out.toString();
+    }
+
+    /** Option values through java.net, checked and rounded as the kernel does for the JDK's socket. */
+    static String optionValues() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            String tos = ScenarioRunner.attempt(() -> {
+                c.setTrafficClass(999);
+                return null;
+            }, "set", JavaNetScenarios::describe);
+            c.setTrafficClass(255);
+            String idle = "unsupported";
+            if (c.supportedOptions().contains(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE)) {
+                idle = ScenarioRunner.attempt(() -> {
+                    c.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE, -1);
+                    return null;
+                }, "set", JavaNetScenarios::describe);
+            }
+            c.setReceiveBufferSize(1);
+            return "traffic class 999: " + tos + "; 255 reads " + c.getTrafficClass() + "; keep-alive idle -1: "
+                + idle + "; receive buffer 1 reads " + c.getReceiveBufferSize() + "; accepted reuses addresses "
+                + a.getReuseAddress();
+        }
     }
 
     static String bindInUse() throws Exception {
