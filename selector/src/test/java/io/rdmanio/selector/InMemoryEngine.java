@@ -96,7 +96,7 @@ final class InMemoryEngine implements Engine {
                 work++;
                 MemListener l = listeners.get(c.remote.getPort());
                 c.pending = false;
-                if (l == null || l.closed || c.closed) {
+                if (l == null || l.closed) {
                     c.failure = new ConnectException("Connection refused: no listener at " + c.remote + " on the memory fabric");
                 } else {
                     MemConnection s = new MemConnection(l.local, c.local, l.options);
@@ -107,6 +107,12 @@ final class InMemoryEngine implements Engine {
                     opened += 2;
                     l.backlog.add(s);
                     fire.add(l::fire);
+                    if (c.closed && !c.outputShut) {
+                        // Closed while connecting: as TCP on loopback, the handshake completed and a FIN follows.
+                        c.outputShut = true;
+                        c.finQueued = true;
+                        scheduleLocked(c);
+                    }
                 }
                 fire.add(c::fire);
             }

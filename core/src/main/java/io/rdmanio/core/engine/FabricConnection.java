@@ -124,6 +124,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private int resetReport;
     private CreditWindow credit;
     private boolean connectedOnce;
+    /**
+     * Client closed while its connect was under way: the connect completes and a FIN follows at once, as a TCP
+     * client's close after the kernel finished the handshake (on loopback it always has), so the server accepts a
+     * connection that reads -1 instead of never seeing it.
+     */
+    private boolean finAfterConnect;
     private boolean connectFinished;
     private boolean disconnectCalled;
     private boolean disconnectSeen;
@@ -1460,6 +1466,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      */
     boolean isOutputDone() {
         synchronized (lock) {
+            if (finAfterConnect && state == CONNECTING && failure == null && !tornDown && !disconnectSeen) {
+                return false;
+            }
             return finCompleted || tornDown || failure != null || state != OPEN || disconnectSeen;
         }
     }
@@ -1484,6 +1493,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** Frees everything once nothing the fabric holds can still name this connection's memory. */
     private void tryTeardownLocked() {
         if (tornDown || !(userClosed || failure != null)) {
+            return;
+        }
+        if (finAfterConnect && state == CONNECTING && failure == null && !disconnectCalled && !disconnectSeen) {
+            // Its FIN goes once the connect completes (or the linger bound gives up on it).
             return;
         }
         if (connectedOnce && !((disconnectSeen || qp.isError()) && postedRecvs == 0)) {
@@ -1590,7 +1603,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             if (tornDown) {
                 discardQueuedLocked(false);
             } else {
-                if (state != OPEN || failure != null || disconnectSeen) {
+                if (client && state == CONNECTING && failure == null && !disconnectSeen) {
+                    inputShutdown = true;
+                    outputShutdown = true;
+                    finPending = true;
+                    finAfterConnect = true;
+                } else if (state != OPEN || failure != null || disconnectSeen) {
                     discardQueuedLocked(state == OPEN && failure == null);
                     disconnectLocked();
                 } else {
