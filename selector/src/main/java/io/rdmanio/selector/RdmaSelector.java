@@ -140,7 +140,7 @@ final class RdmaSelector extends AbstractSelector {
 
     @Override
     public int select(Consumer<SelectionKey> action, long timeout) throws IOException {
-        Objects.requireNonNull(action, "action");
+        Objects.requireNonNull(action);
         if (timeout < 0) {
             throw new IllegalArgumentException("Negative timeout");
         }
@@ -149,13 +149,13 @@ final class RdmaSelector extends AbstractSelector {
 
     @Override
     public int select(Consumer<SelectionKey> action) throws IOException {
-        Objects.requireNonNull(action, "action");
+        Objects.requireNonNull(action);
         return lockAndSelect(action, -1);
     }
 
     @Override
     public int selectNow(Consumer<SelectionKey> action) throws IOException {
-        Objects.requireNonNull(action, "action");
+        Objects.requireNonNull(action);
         return lockAndSelect(action, 0);
     }
 

@@ -831,7 +831,9 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
 
     /**
      * The local address as the JDK's socket adaptor reads it: kept after the channel is closed ({@code null} while
-     * unbound), for {@code isBound}, {@code getLocalPort} and {@code getLocalSocketAddress}.
+     * unbound), for {@code isBound}, {@code getLocalPort} and {@code getLocalSocketAddress}. While a connect is
+     * under way it is {@code null}, as the JDK's channel learns its address only when the connect completes (a
+     * channel bound explicitly is the JDK's own).
      */
     InetSocketAddress localAddressKept() {
         SocketChannel d = delegate;
@@ -839,7 +841,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             return (InetSocketAddress) d.socket().getLocalSocketAddress();
         }
         Connection c = connection;
-        return c == null ? null : withoutHostName(c.localAddress());
+        return c == null || state == ST_PENDING ? null : withoutHostName(c.localAddress());
     }
 
     /** The remote address, kept after the channel is closed ({@code null} while unconnected). */
@@ -921,10 +923,30 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         }
         readLock.lock();
         try {
-            return implRead(dsts, offset, length, isBlocking() ? Long.MAX_VALUE : 0);
+            return implRead(dsts, offset, iovSpan(dsts, offset, length), isBlocking() ? Long.MAX_VALUE : 0);
         } finally {
             readLock.unlock();
         }
+    }
+
+    /** The most buffers one scattering read or gathering write of the JDK's moves: Linux's IOV_MAX. */
+    private static final int IOV_MAX = 1024;
+
+    /**
+     * How many of {@code length} buffers from {@code offset} one call moves: as the JDK's, which hands the kernel
+     * at most {@link #IOV_MAX} buffers with room (or bytes) in them and leaves the rest for the next call.
+     */
+    static int iovSpan(ByteBuffer[] bufs, int offset, int length) {
+        if (length <= IOV_MAX) {
+            return length;
+        }
+        int counted = 0;
+        for (int i = 0; i < length; i++) {
+            if (bufs[offset + i].hasRemaining() && ++counted == IOV_MAX) {
+                return i + 1;
+            }
+        }
+        return length;
     }
 
     /**
@@ -1062,7 +1084,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         }
         writeLock.lock();
         try {
-            return implWrite(srcs, offset, length);
+            return implWrite(srcs, offset, iovSpan(srcs, offset, length));
         } finally {
             writeLock.unlock();
         }

@@ -107,6 +107,42 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertNotNull(track(server.accept()));
     }
 
+    /**
+     * A client that closes its channel while its non-blocking connect is still under way: on loopback the kernel
+     * has finished the handshake by then, so the close is an ordinary one and the server accepts a connection
+     * that reads -1. Right after the connect and a few milliseconds later.
+     */
+    @Test
+    void aPendingConnectClosedByItsClientIsAcceptedAndReadsItsEnd() throws Exception {
+        ServerSocketChannel server = server();
+        server.configureBlocking(false);
+        for (int delay : new int[] {0, 3, 30}) {
+            SocketChannel c = client();
+            c.configureBlocking(false);
+            boolean connected = c.connect(server.getLocalAddress());
+            if (delay > 0) {
+                Thread.sleep(delay);
+            }
+            c.close();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            SocketChannel a;
+            while ((a = server.accept()) == null) {
+                assertTrue(System.nanoTime() - deadline < 0, "after " + delay + " ms (connect returned " + connected
+                    + "): the server accepts the connection");
+                Thread.sleep(1);
+            }
+            track(a).configureBlocking(false);
+            ByteBuffer b = ByteBuffer.allocate(8);
+            int n;
+            while ((n = a.read(b)) == 0) {
+                assertTrue(System.nanoTime() - deadline < 0, "after " + delay + " ms: the accepted side reads its end");
+                Thread.sleep(1);
+            }
+            assertEquals(-1, n, "after " + delay + " ms: end of stream, nothing sent");
+            a.close();
+        }
+    }
+
     @Test
     void connectReadinessWhenRegisteredBeforeConnect() throws Exception {
         ServerSocketChannel server = server();
@@ -119,6 +155,8 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         if (!connected) {
             assertTrue(c.isConnectionPending());
             assertThrows(ConnectionPendingException.class, () -> c.connect(server.getLocalAddress()));
+            assertNull(c.getLocalAddress(), "the local address is known once the connect completes");
+            assertEquals(-1, c.socket().getLocalPort(), "the adaptor's local port while the connect is under way");
             selectUntil(sel, key, SelectionKey.OP_CONNECT);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
             while (!c.finishConnect()) {
@@ -129,6 +167,7 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertTrue(c.isConnected());
         assertFalse(c.isConnectionPending());
         assertTrue(c.finishConnect(), "finishConnect on a connected channel");
+        assertNotNull(c.getLocalAddress(), "the local address once connected");
         assertThrows(AlreadyConnectedException.class, () -> c.connect(server.getLocalAddress()));
         key.interestOps(SelectionKey.OP_WRITE);
         sel.selectedKeys().clear();
@@ -1629,6 +1668,43 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
             p[0].close();
             p[1].close();
         }
+    }
+
+    /**
+     * A gathering write or scattering read moves at most 1,024 buffers that have bytes or room (Linux's IOV_MAX),
+     * as the JDK's hands the kernel no more; empty buffers between them do not count. The rest is for the next
+     * call, and the bytes stay in order.
+     */
+    @Test
+    void oneGatheringWriteOrScatteringReadMovesAtMost1024Buffers() throws Exception {
+        SocketChannel[] p = pair();
+        ByteBuffer[] out = new ByteBuffer[3000];
+        byte[] sent = pattern(1500, 43);
+        for (int i = 0; i < out.length; i++) {
+            // Every other one empty: 1,500 one-byte buffers among 3,000.
+            out[i] = (i & 1) == 0 ? ByteBuffer.allocate(0) : ByteBuffer.wrap(sent, i / 2, 1);
+        }
+        assertEquals(1024, p[0].write(out), "the first call: 1,024 buffers with bytes");
+        assertEquals(1500 - 1024, p[0].write(out), "the next call: the rest");
+        InputStream in = p[1].socket().getInputStream();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (in.available() < sent.length && System.nanoTime() - deadline < 0) {
+            Thread.sleep(2);
+        }
+        assertEquals(sent.length, in.available(), "every byte arrived");
+        ByteBuffer[] dsts = new ByteBuffer[1200];
+        for (int i = 0; i < dsts.length; i++) {
+            dsts[i] = ByteBuffer.allocate(i < 100 ? 0 : 1);
+        }
+        assertEquals(1024, p[1].read(dsts), "1,024 buffers with room, after 100 without");
+        ByteBuffer rest = ByteBuffer.allocate(1000);
+        assertEquals(1500 - 1024, p[1].read(rest), "the rest");
+        byte[] got = new byte[1500];
+        for (int i = 0; i < 1024; i++) {
+            got[i] = dsts[100 + i].get(0);
+        }
+        System.arraycopy(rest.array(), 0, got, 1024, 1500 - 1024);
+        assertArrayEquals(sent, got, "the bytes, in order");
     }
 
     /** One setOption then getOption, as text: the value read back, or the exception's class and message. */
