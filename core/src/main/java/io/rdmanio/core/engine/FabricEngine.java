@@ -446,10 +446,22 @@ final class FabricEngine implements Engine {
         if (progressLock.isHeldByCurrentThread()) {
             return 0;
         }
-        long deadline = System.nanoTime() + LOCK_WAIT_NANOS;
+        long deadline = System.nanoTime() + LOCK_SPIN_NANOS;
         while (!progressLock.tryLock()) {
-            if (closed || System.nanoTime() - deadline > 0) {
+            if (closed) {
                 return 0;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                // The holder was descheduled (a busy machine): wait parked, longer, for its short progress to end.
+                try {
+                    if (!progressLock.tryLock(LOCK_WAIT_NANOS, TimeUnit.NANOSECONDS)) {
+                        return 0;
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return 0;
+                }
+                break;
             }
             Thread.yield();
         }
@@ -523,8 +535,13 @@ final class FabricEngine implements Engine {
         return work;
     }
 
-    /** How long {@link #progressIfNotInside} waits for another thread's progress to end. */
-    private static final long LOCK_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    /**
+     * How long {@link #progressIfNotInside} yields, then waits parked, for another thread's progress to end: a
+     * progress takes microseconds, but its thread can lose its core for milliseconds on a crowded machine (a close
+     * that gave up after 2 ms then found the ring empty and sent a FIN where bytes had arrived unread).
+     */
+    private static final long LOCK_SPIN_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final long LOCK_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /** Events handled per poll, so that a burst of connects cannot hold the completions back for long. */
     private static final int EVENT_BATCH = 64;
