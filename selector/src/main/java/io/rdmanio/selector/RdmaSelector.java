@@ -207,7 +207,8 @@ final class RdmaSelector extends AbstractSelector {
             }
             innerFresh = false;
             count += collectInner(action);
-            processCancelledKeys();
+            // Keys cancelled from here on (by an action, say) stay in keys() until the next pass or selection
+            // operation deregisters them, as the JDK's selector leaves them.
             if (count > 0 || foundReady || timeoutMillis == 0 || !isOpen() || Thread.currentThread().isInterrupted()) {
                 break;
             }

@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -265,6 +266,22 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertEquals(1, sel.select());
         assertEquals(SelectionKey.OP_READ, key.readyOps());
         assertThrows(IllegalArgumentException.class, () -> sel.select(-1));
+        NullPointerException npe = assertThrows(NullPointerException.class,
+            () -> sel.select((java.util.function.Consumer<SelectionKey>) null));
+        assertNull(npe.getMessage(), "the JDK's null check");
+        // A key cancelled by an action (its channel closed) stays in keys() until the next selection operation
+        // deregisters it, as with any cancelled key.
+        assertEquals(1, sel.select(k -> {
+            try {
+                k.channel().close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }, 1000));
+        assertEquals(1, sel.keys().size(), "deregistered by the next selection, not by this one");
+        assertFalse(key.isValid());
+        assertEquals(0, sel.selectNow());
+        assertTrue(sel.keys().isEmpty(), "deregistered by the next selection");
     }
 
     @Test
