@@ -934,9 +934,14 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
 
     /**
      * How many of {@code length} buffers from {@code offset} one call moves: as the JDK's, which hands the kernel
-     * at most {@link #IOV_MAX} buffers with room (or bytes) in them and leaves the rest for the next call.
+     * at most {@link #IOV_MAX} buffers with room (or bytes) in them and leaves the rest for the next call; a null
+     * buffer among them throws {@code NullPointerException} before anything moves.
      */
     static int iovSpan(ByteBuffer[] bufs, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            // As the JDK's: a null among the buffers fails the call before any byte moves.
+            Objects.requireNonNull(bufs[i]);
+        }
         if (length <= IOV_MAX) {
             return length;
         }

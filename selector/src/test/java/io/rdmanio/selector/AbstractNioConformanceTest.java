@@ -1695,6 +1695,12 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
     @Test
     void oneGatheringWriteOrScatteringReadMovesAtMost1024Buffers() throws Exception {
         SocketChannel[] p = pair();
+        // A null among the buffers fails the call before anything moves, as the JDK's.
+        ByteBuffer z = ByteBuffer.wrap(new byte[] {'Z'});
+        assertThrows(NullPointerException.class, () -> p[0].write(new ByteBuffer[] {z, null}));
+        assertEquals(1, z.remaining(), "nothing taken from the buffer before the null");
+        ByteBuffer one = ByteBuffer.allocate(1);
+        assertThrows(NullPointerException.class, () -> p[1].read(new ByteBuffer[] {one, null}));
         ByteBuffer[] out = new ByteBuffer[3000];
         byte[] sent = pattern(1500, 43);
         for (int i = 0; i < out.length; i++) {
