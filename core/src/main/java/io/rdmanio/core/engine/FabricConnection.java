@@ -926,22 +926,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     private long write(ByteBuffer[] srcs, int offset, int length, boolean stage) throws IOException {
-        if (disconnectHint && judgementPending()) {
-            // The peer is gone; whether it closed in order (its FIN among the receives not yet polled: TCP accepts
-            // this first write) or reset is known once they are. The fabric flushes them once it has seen the
-            // disconnect, which a device may do a moment after the event (DISCONNECTED can be polled first, by the
-            // closer, while nobody waits): a bounded wait, after which the write fails as a plain broken pipe.
-            long deadline = System.nanoTime() + JUDGEMENT_WAIT_NANOS;
-            do {
-                engine.progressIfNotInside();
-                if (!judgementPending()) {
-                    break;
-                }
-                Thread.yield();
-            } while (System.nanoTime() - deadline < 0);
-        }
+        awaitDisconnectJudgement();
         long total = writeOnce(srcs, offset, length, false, stage);
         if (hasRemaining(srcs, offset, length) && engine.progress() > 0) {
+            // That progress may have handled the peer's DISCONNECTED: judged before this write can report it.
+            awaitDisconnectJudgement();
             try {
                 total += writeOnce(srcs, offset, length, total == 0 && stage, stage);
             } catch (IOException e) {
@@ -954,6 +943,27 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             noteStall();
         }
         return total;
+    }
+
+    /**
+     * The peer is gone; whether it closed in order (its FIN among the receives not yet polled: TCP accepts the
+     * first write after it) or reset is known once they are. The fabric flushes them once it has seen the
+     * disconnect, which a device may do a moment after the event (DISCONNECTED can be polled first, by the closer
+     * while nobody waits, or by the progress a write drives itself): a bounded wait, after which a write fails as a
+     * plain broken pipe.
+     */
+    private void awaitDisconnectJudgement() {
+        if (!disconnectHint || !judgementPending()) {
+            return;
+        }
+        long deadline = System.nanoTime() + JUDGEMENT_WAIT_NANOS;
+        do {
+            engine.progressIfNotInside();
+            if (!judgementPending()) {
+                break;
+            }
+            Thread.yield();
+        } while (System.nanoTime() - deadline < 0);
     }
 
     private void noteStall() {
