@@ -162,6 +162,12 @@ final class FabricEngine implements Engine {
     private volatile boolean lingerAdded;
     /** The waiter of the thread in {@link #lingerRound} (the closer or the exit hook), signalled by a new lingerer. */
     private volatile ParkingWaiter lingerWaiter;
+    /**
+     * The closer's waiter, once it runs: its waits for a signal ignore a bare unpark, so whoever wakes the closer
+     * signals this (a connection that began to linger while the closer waited out owed work, say, would otherwise
+     * wait for a completion that a peer that does not read never sends).
+     */
+    private volatile ParkingWaiter closerWaiter;
     /** Progress runs so far; written under progressLock, read by the closer to see whether anyone drives. */
     private volatile long progressRuns;
 
@@ -862,11 +868,13 @@ final class FabricEngine implements Engine {
         if (lingering.getAndIncrement() == 0) {
             wakeCloser();
         } else {
-            // The closer may be waiting out an older connection's deadline: the bound is checked now, not then.
+            // The closer (or the exit hook) may be waiting out an older connection's deadline, or owed work: the
+            // bound is checked now, not then.
             ParkingWaiter w = lingerWaiter;
             if (w != null) {
                 w.signal();
             }
+            wakeCloser();
         }
     }
 
@@ -898,7 +906,12 @@ final class FabricEngine implements Engine {
             }
         }
         if (t != null) {
-            LockSupport.unpark(t);
+            ParkingWaiter w = closerWaiter;
+            if (w != null) {
+                w.signal();
+            } else {
+                LockSupport.unpark(t);
+            }
         }
     }
 
@@ -941,6 +954,7 @@ final class FabricEngine implements Engine {
 
     private void runCloser() {
         ParkingWaiter wake = ParkingWaiter.current();
+        closerWaiter = wake;
         // progressRuns when this thread last looked (or drove progress itself).
         long seen = -1;
         while (!closed) {
