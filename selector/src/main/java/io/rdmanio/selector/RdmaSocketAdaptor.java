@@ -340,10 +340,14 @@ final class RdmaSocketAdaptor extends Socket {
     @Override
     public void sendUrgentData(int data) throws IOException {
         Socket s = jdk();
-        if (s == null) {
-            throw new SocketException("Urgent data not supported on a fabric connection");
+        if (s != null) {
+            s.sendUrgentData(data);
+            return;
         }
-        s.sendUrgentData(data);
+        // As the JDK's adaptor: through the channel, its exceptions as they are.
+        if (ch.sendOutOfBandData((byte) data) == 0) {
+            throw new IOException("Socket buffer full");
+        }
     }
 
     @Override
@@ -359,8 +363,7 @@ final class RdmaSocketAdaptor extends Socket {
             return;
         }
         // Through the channel, as the JDK's adaptor does: accepted before connect (the channel keeps it and hands it
-        // to the JDK's channel if routed to TCP). A fabric carries no urgent data, so there is none to inline and
-        // the option only keeps its value (sendUrgentData is what it refuses).
+        // to the JDK's channel if routed to TCP); on a fabric the connection reads the peer's urgent bytes inline.
         set(option, on);
     }
 

@@ -11,6 +11,7 @@ import io.rdmanio.selector.config.FallbackSetting;
 import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.RouteStats;
 import io.rdmanio.selector.config.RunStats;
+import java.io.Closeable;
 import java.io.FileDescriptor;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -49,9 +50,11 @@ import sun.nio.ch.SelChImpl;
 import sun.nio.ch.SelectionKeyImpl;
 
 /**
- * A socket channel routed once: at connect when unbound (by the router's connect rules), or to the JDK's TCP
- * when bound explicitly first. Routed to TCP it forwards to a JDK {@link SocketChannel} (options set earlier are
- * replayed onto it, the blocking mode is mirrored); routed to a fabric it drives an engine {@link Connection}.
+ * A socket channel routed once, at connect, by the router's connect rules. Routed to TCP it forwards to a JDK
+ * {@link SocketChannel} (options set earlier are replayed onto it, the blocking mode is mirrored); routed to a
+ * fabric it drives an engine {@link Connection}. A channel bound before it connects binds a JDK channel at once
+ * (the JDK's errors, the kernel's port): that channel becomes the TCP route's body, or, on a fabric route, holds
+ * the port for the connection, which connects from its address.
  *
  * <p>Thread-safe as the JDK's channel: one reader and one writer at a time (read and write locks), state under
  * the state lock. Lock order: read lock, write lock, blocking lock, state lock. Never block holding the state
@@ -86,6 +89,14 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     // -- written under the state lock, read anywhere
     private volatile int route;
     private volatile SocketChannel delegate;
+    /**
+     * What a bind before connect bound, until routing decides: a JDK channel (this channel's own bind), which
+     * becomes the TCP route's delegate, or a java.net socket handed over at connect ({@link #holdPort}). On a
+     * fabric route it holds the connection's port, and closes with this channel.
+     */
+    private volatile Closeable boundHolder;
+    /** The address {@link #boundHolder} is bound to (state lock). */
+    private InetSocketAddress boundAddress;
     private volatile Connection connection;
     private volatile int state;
     private volatile boolean inputShutdown;
@@ -148,6 +159,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         this.options.putAll(inherited);
         this.shown.putAll(inheritedShown);
         accepted.setLingerZero(Integer.valueOf(0).equals(inherited.get(StandardSocketOptions.SO_LINGER)));
+        accepted.setOobInline(oobInline(inherited));
         RunStats.get().connectionOpened(true);
     }
 
@@ -330,22 +342,34 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
                 if (d != null) {
                     return d;
                 }
-                d = rdma.jdk().openSocketChannel();
+                Closeable held = boundHolder;
+                d = held instanceof SocketChannel ? (SocketChannel) held : rdma.jdk().openSocketChannel();
                 try {
-                    for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
-                        setDelegateOption(d, e.getKey(), e.getValue());
-                    }
+                    replayOptions(d);
                     d.configureBlocking(isBlocking());
+                    if (held != null && held != d) {
+                        // A java.net socket's port, let go for a channel of the same address: TCP after the fabric.
+                        held.close();
+                        d.bind(boundAddress);
+                    }
                 } catch (IOException | RuntimeException e) {
                     d.close();
                     throw e;
                 }
                 delegate = d;
+                boundHolder = null;
                 route = ROUTE_DELEGATE;
             }
         }
         publishRoute();
         return d;
+    }
+
+    /** Caller holds the state lock. Sets the options set so far on a JDK channel of this one's. */
+    private void replayOptions(SocketChannel d) throws IOException {
+        for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
+            setDelegateOption(d, e.getKey(), e.getValue());
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -424,28 +448,68 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         try {
             writeLock.lock();
             try {
+                SocketChannel d;
                 synchronized (stateLock) {
                     ensureOpen();
                     if (state == ST_PENDING) {
                         throw new ConnectionPendingException();
                     }
-                    if (route == ROUTE_FABRIC) {
+                    if (route == ROUTE_FABRIC || boundHolder != null) {
                         throw new AlreadyBoundException();
                     }
+                    d = delegate;
                 }
-                // A socket bound explicitly before connect is never routed to a fabric.
-                SocketChannel d = routeToDelegate();
-                try {
-                    d.bind(local);
-                } catch (ClosedByInterruptException e) {
-                    throw afterDelegateFailure(d, e);
+                if (d != null) {
+                    try {
+                        d.bind(local);
+                    } catch (ClosedByInterruptException e) {
+                        throw afterDelegateFailure(d, e);
+                    }
+                    return this;
                 }
+                bindHolder(local);
                 return this;
             } finally {
                 writeLock.unlock();
             }
         } finally {
             readLock.unlock();
+        }
+    }
+
+    /**
+     * Caller holds the read and write locks. Binds a JDK channel as the JDK's own bind does (its checks, errors and
+     * port) and keeps it until connect routes: routing is decided at connect for a bound channel too.
+     */
+    private void bindHolder(SocketAddress local) throws IOException {
+        SocketChannel h = rdma.jdk().openSocketChannel();
+        try {
+            synchronized (stateLock) {
+                replayOptions(h);
+            }
+            h.bind(local);
+        } catch (IOException | RuntimeException e) {
+            h.close();
+            throw e;
+        }
+        holdPort(h, (InetSocketAddress) h.getLocalAddress());
+    }
+
+    /**
+     * Keeps {@code holder}, bound to {@code local} before this unrouted channel connects, as the owner of its port:
+     * a fabric connection connects from {@code local} and the holder closes with this channel; TCP binds there.
+     */
+    void holdPort(Closeable holder, InetSocketAddress local) throws IOException {
+        synchronized (stateLock) {
+            if (!isOpen() || boundHolder != null || delegate != null || connection != null) {
+                holder.close();
+                if (!isOpen()) {
+                    throw new ClosedChannelException();
+                }
+                throw new AlreadyBoundException();
+            }
+            boundHolder = holder;
+            boundAddress = local;
         }
     }
 
@@ -537,6 +601,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             }
             connection = c;
             c.setLingerZero(Integer.valueOf(0).equals(options.get(StandardSocketOptions.SO_LINGER)));
+            c.setOobInline(oobInline(options));
             remoteAddress = isa;
             state = ST_PENDING;
             route = ROUTE_FABRIC;
@@ -713,7 +778,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
 
     private ConnectionOptions connectionOptions() {
         synchronized (stateLock) {
-            return new ConnectionOptions(intOption(StandardSocketOptions.SO_RCVBUF), intOption(StandardSocketOptions.SO_SNDBUF));
+            return new ConnectionOptions(intOption(StandardSocketOptions.SO_RCVBUF),
+                intOption(StandardSocketOptions.SO_SNDBUF), boundHolder == null ? null : boundAddress);
         }
     }
 
@@ -833,7 +899,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
      * The local address as the JDK's socket adaptor reads it: kept after the channel is closed ({@code null} while
      * unbound), for {@code isBound}, {@code getLocalPort} and {@code getLocalSocketAddress}. While a connect is
      * under way it is {@code null}, as the JDK's channel learns its address only when the connect completes (a
-     * channel bound explicitly is the JDK's own).
+     * channel bound explicitly reports its bound address until then).
      */
     InetSocketAddress localAddressKept() {
         SocketChannel d = delegate;
@@ -841,7 +907,12 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             return (InetSocketAddress) d.socket().getLocalSocketAddress();
         }
         Connection c = connection;
-        return c == null || state == ST_PENDING ? null : withoutHostName(c.localAddress());
+        if (c != null && state != ST_PENDING) {
+            return withoutHostName(c.localAddress());
+        }
+        synchronized (stateLock) {
+            return boundAddress;
+        }
     }
 
     /** The remote address, kept after the channel is closed ({@code null} while unconnected). */
@@ -1103,6 +1174,29 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
      * another thread (the JDK's SocketChannelImpl does the same), leaving the channel open.
      */
     private long implWrite(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        return implWrite(srcs, offset, length, false);
+    }
+
+    /**
+     * TCP's urgent data, as the JDK's channel sends it for its socket adaptor's {@code sendUrgentData}: the byte
+     * after those written before it, blocking (or not) as a write. 1 when sent, 0 when a non-blocking channel had
+     * no room. See {@link Connection#writeUrgent}.
+     */
+    int sendOutOfBandData(byte b) throws IOException {
+        ByteBuffer[] one = {ByteBuffer.wrap(new byte[] {b})};
+        writeLock.lock();
+        try {
+            SocketChannel d = delegate;
+            if (d != null) {
+                throw new IllegalStateException("routed to TCP: the JDK's socket sends urgent data");
+            }
+            return (int) implWrite(one, 0, 1, true);
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    private long implWrite(ByteBuffer[] srcs, int offset, int length, boolean urgent) throws IOException {
         Connection c = ensureConnected();
         if (outputShutdown) {
             // What the JDK's channel throws (in either mode) for a write after shutdownOutput.
@@ -1114,7 +1208,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             return 0;
         }
         if (!isBlocking()) {
-            long n = c.write(srcs, offset, length);
+            long n = urgent ? c.writeUrgent(srcs[offset]) : c.write(srcs, offset, length);
             if (n > 0) {
                 RunStats.get().bytes(true, n);
             }
@@ -1130,7 +1224,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             for (;;) {
                 long n;
                 try {
-                    n = c.writeDirect(srcs, offset, length);
+                    n = urgent ? c.writeUrgent(srcs[offset]) : c.writeDirect(srcs, offset, length);
                 } catch (IOException e) {
                     if (!isOpen() || outputShutdown) {
                         // Closed or shut down by another thread (or an interrupt) meanwhile: reported below.
@@ -1267,11 +1361,14 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     @Override
     protected void implCloseSelectableChannel() throws IOException {
         SocketChannel d;
+        Closeable held;
         Connection c;
         int linger;
         synchronized (stateLock) {
             state = ST_CLOSED;
             d = delegate;
+            held = boundHolder;
+            boundHolder = null;
             c = connection;
             Object l = options.get(StandardSocketOptions.SO_LINGER);
             linger = l == null ? -1 : (Integer) l;
@@ -1290,6 +1387,9 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         }
         if (d != null) {
             d.close();
+        }
+        if (held != null) {
+            held.close();
         }
     }
 
@@ -1350,10 +1450,27 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             if (c != null && name == StandardSocketOptions.SO_LINGER) {
                 c.setLingerZero((Integer) v == 0);
             }
+            if (c != null && isOobInline(name)) {
+                c.setOobInline((Boolean) v);
+            }
             return this;
         }
         d.setOption(name, value);
         return this;
+    }
+
+    /** The JDK's own SO_OOBINLINE is internal to java.base: known by its name. */
+    private static boolean isOobInline(SocketOption<?> name) {
+        return name.name().equals("SO_OOBINLINE") && name.type() == Boolean.class;
+    }
+
+    private static boolean oobInline(Map<SocketOption<?>, Object> options) {
+        for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
+            if (isOobInline(e.getKey())) {
+                return Boolean.TRUE.equals(e.getValue());
+            }
+        }
+        return false;
     }
 
     @Override

@@ -17,6 +17,7 @@ import java.net.SocketImpl;
 import java.net.SocketOption;
 import java.net.SocketOptions;
 import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
 import java.net.UnknownHostException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
@@ -35,8 +36,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>A socket the rules leave on TCP is the JDK's own implementation, to which every call is handed (the SOCKS
  *       one around a platform one for a client, as {@code new Socket()} has without a factory): its semantics
  *       are the JDK's exactly.</li>
- *   <li>A client whose connect a rule routes (and that was not bound first), and a server whose bind a rule
- *       routes, become an {@link RdmaSocketChannel} or {@link RdmaServerSocketChannel} in blocking mode, used
+ *   <li>A client whose connect a rule routes (one bound first connects from the port its JDK socket keeps), and
+ *       a server whose bind a rule routes, become an {@link RdmaSocketChannel} or {@link RdmaServerSocketChannel} in blocking mode, used
  *       through their socket adaptors, so that a java.net program and an NIO program reach each other over the
  *       fabric. Channel exceptions are reported as java.net reports them ({@code SocketException}
  *       "Socket closed" for a socket closed by another thread, and so on).</li>
@@ -64,6 +65,11 @@ final class RoutingSocketImpl extends SocketImpl {
     /** Where a routed server binds, between bind and listen. */
     private InetSocketAddress pendingBind;
     private volatile int acceptTimeoutMillis;
+    /**
+     * A routed server's {@code IP_TOS} as the JDK's server socket reports it (null: never set). The fabric has no
+     * type of service: the value is checked and kept, as the option of a server socket that sends no packets.
+     */
+    private volatile Integer serverTrafficClass;
     private boolean boundExplicitly;
     /** Options set before routing decided, replayed on a routed socket's channel in order. */
     private final List<Object[]> earlyOptions = new ArrayList<>();
@@ -101,7 +107,7 @@ final class RoutingSocketImpl extends SocketImpl {
         if (impl == null || server) {
             throw new SocketException(channel != null ? "Already connected" : "Socket closed");
         }
-        if (!boundExplicitly && address instanceof InetSocketAddress && !((InetSocketAddress) address).isUnresolved()) {
+        if (address instanceof InetSocketAddress && !((InetSocketAddress) address).isUnresolved()) {
             InetSocketAddress isa = (InetSocketAddress) address;
             Route r = rdma.config().router().forConnect(isa);
             if (r.usesFabric()) {
@@ -121,6 +127,12 @@ final class RoutingSocketImpl extends SocketImpl {
         Socket s = ch.socket();
         try {
             replayEarlyOptions(s);
+            if (boundExplicitly) {
+                // The JDK's socket keeps the port it was bound to: the connection connects from there.
+                Object bindAddr = impl.getOption(SocketOptions.SO_BINDADDR);
+                InetAddress host = bindAddr instanceof InetAddress ? (InetAddress) bindAddr : null;
+                ch.holdPort(() -> JdkSocketImpls.close(impl), new InetSocketAddress(host, JdkSocketImpls.localPort(impl)));
+            }
             s.connect(isa, timeout);
         } catch (IOException | RuntimeException e) {
             ch.close();
@@ -129,7 +141,9 @@ final class RoutingSocketImpl extends SocketImpl {
         channel = ch;
         face = s;
         jdk = null;
-        JdkSocketImpls.close(impl);
+        if (!boundExplicitly) {
+            JdkSocketImpls.close(impl);
+        }
     }
 
     @Override
@@ -151,7 +165,7 @@ final class RoutingSocketImpl extends SocketImpl {
             }
             RouteStats.bind(isa, r);
         } else {
-            // As with NIO channels: a socket bound before it connects is never routed.
+            // The JDK's socket binds (its errors, the kernel's port); the connect still routes, from this port.
             boundExplicitly = true;
         }
         JdkSocketImpls.bind(impl, host, port);
@@ -171,7 +185,7 @@ final class RoutingSocketImpl extends SocketImpl {
         try {
             for (Object[] o : earlyOptions) {
                 if (o[0] instanceof SocketOption) {
-                    setServerOption(ch, (SocketOption<?>) o[0], o[1]);
+                    setServerOption((SocketOption<?>) o[0], o[1], ch);
                 } else {
                     setRoutedServerOption(ch, (Integer) o[0], o[1]);
                 }
@@ -269,8 +283,13 @@ final class RoutingSocketImpl extends SocketImpl {
     }
 
     @SuppressWarnings("unchecked")
-    private static <T> void setServerOption(RdmaServerSocketChannel ch, SocketOption<T> name, Object value)
+    private <T> void setServerOption(SocketOption<T> name, Object value, RdmaServerSocketChannel ch)
             throws IOException {
+        if (name == StandardSocketOptions.IP_TOS) {
+            // As the JDK's server socket: checked (and rounded) by the kernel, kept.
+            serverTrafficClass = JdkDefaults.socket(rdma.jdk()).normalized(StandardSocketOptions.IP_TOS, (Integer) value);
+            return;
+        }
         ch.setOption(name, (T) value);
     }
 
@@ -355,7 +374,15 @@ final class RoutingSocketImpl extends SocketImpl {
     protected void sendUrgentData(int data) throws IOException {
         Socket s = face;
         if (s != null) {
-            s.sendUrgentData(data);
+            if (!s.isClosed() && s.isOutputShutdown()) {
+                // What the JDK's socket reports: its send of the byte meets the shut output (EPIPE).
+                throw new IOException("Broken pipe");
+            }
+            try {
+                s.sendUrgentData(data);
+            } catch (IOException | RuntimeException e) {
+                throw javaNet(e);
+            }
             return;
         }
         JdkSocketImpls.sendUrgentData(jdkOrClosed(), data);
@@ -363,8 +390,11 @@ final class RoutingSocketImpl extends SocketImpl {
 
     @Override
     protected boolean supportsUrgentData() {
+        if (face != null) {
+            return true;
+        }
         SocketImpl impl = jdk;
-        return face == null && impl != null && JdkSocketImpls.supportsUrgentData(impl);
+        return impl != null && JdkSocketImpls.supportsUrgentData(impl);
     }
 
     private SocketImpl jdkOrClosed() throws SocketException {
@@ -492,7 +522,7 @@ final class RoutingSocketImpl extends SocketImpl {
         RdmaServerSocketChannel sch = serverChannel;
         if (sch != null) {
             try {
-                sch.setOption(name, value);
+                setServerOption(name, value, sch);
             } catch (IOException | RuntimeException e) {
                 throw javaNet(e);
             }
@@ -512,6 +542,14 @@ final class RoutingSocketImpl extends SocketImpl {
         RdmaServerSocketChannel sch = serverChannel;
         if (sch != null) {
             try {
+                if (name == StandardSocketOptions.IP_TOS) {
+                    if (!sch.isOpen()) {
+                        throw new ClosedChannelException();
+                    }
+                    Integer tc = serverTrafficClass;
+                    return name.type().cast(tc != null ? tc
+                        : JdkDefaults.socket(rdma.jdk()).defaultValue(StandardSocketOptions.IP_TOS));
+                }
                 return sch.getOption(name);
             } catch (IOException | RuntimeException e) {
                 throw javaNet(e);
@@ -526,13 +564,10 @@ final class RoutingSocketImpl extends SocketImpl {
 
     @Override
     protected Set<SocketOption<?>> supportedOptions() {
-        RdmaServerSocketChannel sch = serverChannel;
-        if (sch != null) {
-            return sch.supportedOptions();
-        }
-        Socket s = face;
-        if (s != null) {
-            return s.supportedOptions();
+        // A routed socket lists what the JDK's own socket of its kind lists (a server's IP_TOS, no client
+        // SO_OOBINLINE), not what the channel behind it does.
+        if (serverChannel != null || face != null) {
+            return JdkSocketImpls.supportedOptions(JdkSocketImpls.newPlatform(server));
         }
         SocketImpl impl = jdk;
         return impl != null ? JdkSocketImpls.supportedOptions(impl)

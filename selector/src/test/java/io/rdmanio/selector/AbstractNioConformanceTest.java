@@ -26,6 +26,7 @@ import java.net.SocketOption;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.CancelledKeyException;
@@ -1286,22 +1287,106 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertThrows(ClosedChannelException.class, server::getLocalAddress);
     }
 
-    @Test
-    void explicitBindBeforeConnect() throws Exception {
+    @ParameterizedTest(name = "blocking={0}")
+    @ValueSource(booleans = {true, false})
+    void explicitBindBeforeConnect(boolean blocking) throws Exception {
         ServerSocketChannel server = server();
         SocketChannel c = client();
+        c.configureBlocking(blocking);
         c.bind(new InetSocketAddress(address(), 0));
         InetSocketAddress local = (InetSocketAddress) c.getLocalAddress();
         assertTrue(local.getPort() > 0);
-        if (!serversOnTcp()) {
-            // As with SDP: a socket bound before connect stays on TCP, where this server does not listen.
-            assertThrows(ConnectException.class, () -> c.connect(server.getLocalAddress()));
-            return;
+        assertThrows(java.nio.channels.AlreadyBoundException.class, () -> c.bind(new InetSocketAddress(address(), 0)));
+        // The port is the kernel's: no other socket of the host binds it while the channel lives, connected or not.
+        try (SocketChannel other = SocketChannel.open()) {
+            assertThrows(BindException.class, () -> other.bind(local), "a TCP bind of the bound port");
         }
+        if (blocking) {
+            assertTrue(c.connect(server.getLocalAddress()));
+        } else {
+            Selector sel = selector();
+            SelectionKey key = c.register(sel, SelectionKey.OP_CONNECT);
+            if (!c.connect(server.getLocalAddress())) {
+                assertEquals(local, c.getLocalAddress(), "the bound address while the connect is under way");
+                selectUntil(sel, key, SelectionKey.OP_CONNECT);
+                assertTrue(c.finishConnect());
+            }
+            key.cancel();
+            sel.selectNow(); // deregistered: the JDK's close of a registered channel waits for that
+            c.configureBlocking(true);
+        }
+        SocketChannel a = track(server.accept());
+        assertEquals(local, a.getRemoteAddress(), "the peer sees the bound address");
+        assertEquals(local, c.getLocalAddress());
+        try (SocketChannel other = SocketChannel.open()) {
+            assertThrows(BindException.class, () -> other.bind(local), "a TCP bind of the connected port");
+        }
+        c.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        ByteBuffer in = ByteBuffer.allocate(3);
+        while (in.hasRemaining()) {
+            assertTrue(a.read(in) > 0);
+        }
+        assertArrayEquals(new byte[] {1, 2, 3}, in.array());
+        c.close();
+        assertEquals(-1, a.read(ByteBuffer.allocate(1)));
+        assertThrows(java.nio.channels.ClosedChannelException.class, c::getLocalAddress);
+        assertEquals(local.getPort(), c.socket().getLocalPort(), "the adaptor keeps the port after close");
+    }
+
+    @Test
+    void aBoundChannelConnectsFromTheBoundPort() throws Exception {
+        ServerSocketChannel server = server();
+        // A port chosen by the program, as Hadoop's client does with a configured bind address.
+        int port;
+        try (ServerSocketChannel probe = ServerSocketChannel.open()) {
+            probe.bind(new InetSocketAddress(address(), 0));
+            port = ((InetSocketAddress) probe.getLocalAddress()).getPort();
+        }
+        InetSocketAddress wanted = new InetSocketAddress(address(), port);
+        SocketChannel c = client();
+        c.bind(wanted);
         assertTrue(c.connect(server.getLocalAddress()));
         SocketChannel a = track(server.accept());
-        assertEquals(local, a.getRemoteAddress());
-        assertEquals(local, c.getLocalAddress());
+        assertEquals(wanted, c.getLocalAddress());
+        assertEquals(wanted, a.getRemoteAddress());
+        // A second channel bound to the same port fails as the kernel fails it.
+        SocketChannel second = client();
+        assertThrows(BindException.class, () -> second.bind(wanted));
+        a.close();
+        c.close();
+    }
+
+    /**
+     * TCP's urgent data through the adaptor: the byte comes after those written before it; a receiver that inlines
+     * urgent data (SO_OOBINLINE) reads it in its place, one that does not never sees it. After shutdownOutput and
+     * close the adaptor throws as the JDK's channel does.
+     */
+    @ParameterizedTest(name = "oobInline={0}")
+    @ValueSource(booleans = {false, true})
+    void urgentDataIsInlinedOrDroppedAsTheReceiverAsks(boolean inline) throws Exception {
+        ServerSocketChannel server = server();
+        SocketChannel c = client();
+        c.connect(server.getLocalAddress());
+        SocketChannel a = track(server.accept());
+        a.socket().setOOBInline(inline);
+        assertEquals(inline, a.socket().getOOBInline());
+        c.write(ByteBuffer.wrap("ab".getBytes(StandardCharsets.US_ASCII)));
+        c.socket().sendUrgentData('X');
+        c.write(ByteBuffer.wrap("cd".getBytes(StandardCharsets.US_ASCII)));
+        c.shutdownOutput();
+        StringBuilder got = new StringBuilder();
+        ByteBuffer in = ByteBuffer.allocate(16);
+        while (a.read(in) >= 0) {
+            in.flip();
+            while (in.hasRemaining()) {
+                got.append((char) in.get());
+            }
+            in.clear();
+        }
+        assertEquals(inline ? "abXcd" : "abcd", got.toString());
+        assertThrows(java.nio.channels.AsynchronousCloseException.class, () -> c.socket().sendUrgentData(1));
+        c.close();
+        assertThrows(ClosedChannelException.class, () -> c.socket().sendUrgentData(1));
     }
 
     @Test

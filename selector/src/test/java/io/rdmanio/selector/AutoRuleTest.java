@@ -1,5 +1,6 @@
 package io.rdmanio.selector;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.engine.Engines;
@@ -84,5 +85,23 @@ class AutoRuleTest extends NioTestSupport {
         c.connect(server.getLocalAddress());
         assertTrue(c.toString().contains("tcp"), c.toString());
         echoOnce(c, track(server.accept()));
+    }
+
+    /** A client bound first tries the fabric from its port, and takes TCP from the same port when refused. */
+    @Test
+    void aBoundClientKeepsItsPortOnEitherTransport() throws Exception {
+        ServerSocketChannel tcpOnly = track(RdmaSelectorProvider.jdkProvider().openServerSocketChannel());
+        tcpOnly.bind(new InetSocketAddress(address(), 0));
+        for (ServerSocketChannel server : new ServerSocketChannel[] {server(), tcpOnly}) {
+            SocketChannel c = client();
+            c.bind(new InetSocketAddress(address(), 0));
+            InetSocketAddress local = (InetSocketAddress) c.getLocalAddress();
+            c.connect(server.getLocalAddress());
+            assertTrue(c.toString().contains(server == tcpOnly ? "tcp" : "loopback"), c.toString());
+            SocketChannel a = track(server.accept());
+            assertEquals(local, a.getRemoteAddress());
+            assertEquals(local, c.getLocalAddress());
+            echoOnce(c, a);
+        }
     }
 }

@@ -75,7 +75,11 @@ final class InMemoryEngine implements Engine {
         MemConnection c;
         Notifier n;
         synchronized (lock) {
-            c = new MemConnection(new InetSocketAddress(remote.getAddress(), nextPort++), remote, options);
+            InetSocketAddress source = options == null ? null : options.source();
+            InetSocketAddress local = source == null ? new InetSocketAddress(remote.getAddress(), nextPort++)
+                : source.getAddress().isAnyLocalAddress() ? new InetSocketAddress(remote.getAddress(), source.getPort())
+                : source;
+            c = new MemConnection(local, remote, options);
             c.pending = true;
             if (!silent) {
                 handshakes.add(c);
@@ -430,6 +434,28 @@ final class InMemoryEngine implements Engine {
             }
             signal(notifier);
             return n;
+        }
+
+        /** SO_OOBINLINE of this end: an urgent byte from the peer is delivered inline, else dropped. */
+        volatile boolean oobInline;
+
+        @Override
+        public void setOobInline(boolean on) {
+            oobInline = on;
+        }
+
+        @Override
+        public int writeUrgent(ByteBuffer src) throws IOException {
+            MemConnection p = peer;
+            synchronized (lock) {
+                if (p != null && !p.oobInline && !reset && !outputShut && !closed) {
+                    // Dropped by a peer that does not inline urgent data, as TCP keeps it out of the stream.
+                    src.position(src.position() + 1);
+                    return 1;
+                }
+            }
+            // Inline (or failing as a write fails).
+            return (int) write(new ByteBuffer[] {src}, 0, 1);
         }
 
         @Override

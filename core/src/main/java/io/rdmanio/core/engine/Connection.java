@@ -115,6 +115,21 @@ public interface Connection extends AutoCloseable {
     }
 
     /**
+     * Sends the one byte remaining in {@code src} as TCP's urgent data ({@code Socket.sendUrgentData}): after the
+     * bytes written before it, as a frame of its own that the peer reads in its place when its socket inlines
+     * urgent data ({@link #setOobInline}) and drops otherwise. Non-blocking as {@link #write}.
+     *
+     * @return 1 when the byte was taken, 0 when no send buffer was free (wait for {@link Readiness#WRITE})
+     */
+    default int writeUrgent(ByteBuffer src) throws IOException {
+        throw new java.net.SocketException("Urgent data not supported by " + getClass().getSimpleName());
+    }
+
+    /** SO_OOBINLINE: whether an urgent byte from the peer is read in its place in the stream (else dropped). */
+    default void setOobInline(boolean on) {
+    }
+
+    /**
      * After {@link #close()}: waits, driving progress, until the bytes written and the FIN have been delivered
      * (or the connection failed or is gone), as a close with {@code SO_LINGER} of a positive time waits.
      *

@@ -143,6 +143,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private boolean abortOnData;
     /** SO_LINGER is 0: a close at JVM exit is abortive. */
     private volatile boolean lingerZero;
+    /** SO_OOBINLINE: an urgent byte from the peer is read in its place in the stream instead of dropped. */
+    private volatile boolean oobInline;
     /** DISCONNECTED arrived: a write first lets progress judge whether the peer's FIN came before it. */
     private volatile boolean disconnectHint;
     private boolean userClosed;
@@ -193,6 +195,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private LentByteBuf[] lent;
     // send staging: slots [freeSeq, postSeq) are posted, [postSeq, fillSeq) are filled and waiting for credit
     private final int[] stagingLen;
+    /** Whether a staged frame is one urgent byte ({@link #writeUrgent}): sent alone, with its flag, never appended to. */
+    private final boolean[] stagingUrgent;
     private long fillSeq;
     private long postSeq;
     private long freeSeq;
@@ -240,6 +244,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         this.readQueue = new int[recvCount];
         this.lentOut = new boolean[recvCount];
         this.stagingLen = new int[stagingCount];
+        this.stagingUrgent = new boolean[stagingCount];
         this.sendKind = new byte[sendDepth];
         this.incarnation = engine.nextIncarnation();
     }
@@ -255,6 +260,14 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     static FabricConnection connect(FabricEngine engine, InetSocketAddress remote, ConnectionOptions options)
         throws IOException {
         CmId id = engine.fabric.createId(engine.events());
+        if (options.source() != null) {
+            try {
+                id.connectFrom(options.source());
+            } catch (IOException | RuntimeException e) {
+                id.close();
+                throw e;
+            }
+        }
         FabricConnection c = new FabricConnection(engine, id, true, null, remote, options);
         try {
             c.setUp();
@@ -432,8 +445,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 // After shutdownInput the bytes still arrive and wait unread, holding their slots, as they pile up
                 // in a TCP socket's receive queue (the JDK reads -1 without looking at them): the writer is held
                 // back by the window, and a close that finds them unread resets.
-                if (length == 0 || userClosed) {
+                boolean dropped = length == 1 && !oobInline
+                    && FrameDescriptor.flags(buf, off) == FrameDescriptor.FLAG_URGENT;
+                if (length == 0 || userClosed || dropped) {
+                    // An urgent byte a socket that does not inline urgent data never reads: as TCP keeps it out of
+                    // the stream. Its slot is free again (credit returned as for a read).
                     repostDataLocked(i);
+                    if (dropped && credit.unadvertisedData() >= credit.creditThreshold()) {
+                        // A writer of urgent bytes alone gets its credit back without this side writing or reading.
+                        engine.requestFlush(this);
+                    }
                     if (length > 0 && userClosed && !abortOnData) {
                         // Bytes for a socket that was closed: TCP answers them with a reset (the peer's next
                         // write fails, and this side's unsent bytes are dropped).
@@ -750,7 +771,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         int off = pool.offset(slot);
         int length = stagingLen[idx];
         credit.onSend(TYPE_DATA);
-        FrameDescriptor.writeHeader(buf, off, TYPE_DATA, length, credit.dataGranted(), credit.controlGranted());
+        FrameDescriptor.writeHeader(buf, off, TYPE_DATA, stagingUrgent[idx] ? FrameDescriptor.FLAG_URGENT : 0, length,
+            credit.dataGranted(), credit.controlGranted());
         postSeq++;
         // The last free staging slot, or the send queue's last data entry, is gone: only a signalled completion
         // can give them back.
@@ -1092,11 +1114,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     /** Copies what fits into the current unsent slot or a new one; 0 when staging is full. */
     private int stageLocked(ByteBuffer src) {
         int idx;
-        if (fillSeq > postSeq && stagingLen[(int) ((fillSeq - 1) % stagingCount)] < payloadCapacity) {
+        if (lastUnsentHasRoomLocked()) {
             idx = (int) ((fillSeq - 1) % stagingCount);
         } else if (stagingFree() > 0) {
             idx = (int) (fillSeq % stagingCount);
             stagingLen[idx] = 0;
+            stagingUrgent[idx] = false;
             fillSeq++;
         } else {
             return 0;
@@ -1111,8 +1134,69 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     private boolean stagingRoomLocked() {
-        return stagingFree() > 0
-            || (fillSeq > postSeq && stagingLen[(int) ((fillSeq - 1) % stagingCount)] < payloadCapacity);
+        return stagingFree() > 0 || lastUnsentHasRoomLocked();
+    }
+
+    /** Whether the last staged frame is still unsent and takes more bytes (an urgent byte's frame takes none). */
+    private boolean lastUnsentHasRoomLocked() {
+        int last = (int) ((fillSeq - 1) % stagingCount);
+        return fillSeq > postSeq && stagingLen[last] < payloadCapacity && !stagingUrgent[last];
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The byte is staged as a frame of its own behind the bytes written before it, flagged urgent, and waits
+     * for credit as they do. As {@link #write}, the engine's progress is driven once before giving up for lack of
+     * a staging slot.
+     */
+    @Override
+    public int writeUrgent(ByteBuffer src) throws IOException {
+        awaitDisconnectJudgement();
+        int n = urgentOnce(src, false);
+        if (n == 0 && engine.progress() > 0) {
+            awaitDisconnectJudgement();
+            n = urgentOnce(src, true);
+        }
+        return n;
+    }
+
+    private int urgentOnce(ByteBuffer src, boolean last) throws IOException {
+        boolean fire;
+        int n = 0;
+        synchronized (lock) {
+            if (tryDropWriteAfterPeerCloseLocked()) {
+                src.position(src.position() + 1);
+                return 1;
+            }
+            ensureWritableLocked();
+            if (stagingFree() > 0) {
+                int idx = (int) (fillSeq % stagingCount);
+                int slot = stagingIds[idx];
+                pool.buffer(slot).put(pool.offset(slot) + HEADER_LENGTH, src.get(src.position()));
+                src.position(src.position() + 1);
+                stagingLen[idx] = 1;
+                stagingUrgent[idx] = true;
+                fillSeq++;
+                n = 1;
+                appBytes += 1;
+                bytesWritten += 1;
+            } else if (last) {
+                writeBlocked = true;
+                engine.creditStalls.incrementAndGet();
+            }
+            flushLocked();
+            fire = updateReadinessLocked();
+        }
+        if (fire) {
+            fireReadiness();
+        }
+        return n;
+    }
+
+    @Override
+    public void setOobInline(boolean on) {
+        this.oobInline = on;
     }
 
     @Override

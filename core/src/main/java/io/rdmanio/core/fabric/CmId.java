@@ -27,6 +27,17 @@ public interface CmId extends AutoCloseable {
 
     void listen(int backlog) throws IOException;
 
+    /**
+     * Active side, on a fresh id (before {@link #createQueuePair}): {@link #connect} will connect from
+     * {@code source}, which becomes this id's local address and the address the peer sees (rdma_cm: the id is bound
+     * to it). The caller owns the port: a kernel socket of this process stays bound to it while the connection
+     * lives, so no other socket of the host takes it. A wildcard address means the fabric's own address. Without
+     * it, an active id connects from a port of the fabric's choosing.
+     *
+     * @throws java.net.BindException if the fabric cannot use the address (not one of its device, port taken)
+     */
+    void connectFrom(InetSocketAddress source) throws IOException;
+
     /** Starts connecting; the outcome arrives as an event on this id's channel. */
     void connect(InetSocketAddress remote, ByteBuffer privateData) throws IOException;
 

@@ -56,6 +56,13 @@ public final class FrameDescriptor {
      * travels with the server's accept, and 4 is an unknown type like any other.
      */
 
+    /**
+     * Flag of a DATA frame of one byte: the byte was sent as TCP's urgent data ({@code Socket.sendUrgentData}). A
+     * receiver whose socket inlines urgent data ({@code SO_OOBINLINE}) reads it in its place in the stream; one that
+     * does not drops it, as a TCP socket keeps its urgent byte out of the stream that {@code read} returns.
+     */
+    public static final int FLAG_URGENT = 0x01;
+
     /** Smallest slot: a header plus a useful payload. Slot sizes must also be powers of two. */
     public static final int MIN_SLOT_SIZE = 256;
     /** Largest slot, so that a payload length always fits a positive int. */
@@ -99,8 +106,14 @@ public final class FrameDescriptor {
     /** Writes a header at {@code offset}; flags and reserved are written as zero. */
     public static void writeHeader(ByteBuffer buf, int offset, int type, int payloadLength, long dataCredit,
                                    long controlCredit) {
+        writeHeader(buf, offset, type, 0, payloadLength, dataCredit, controlCredit);
+    }
+
+    /** Writes a header at {@code offset} with {@code flags}; reserved is written as zero. */
+    public static void writeHeader(ByteBuffer buf, int offset, int type, int flags, int payloadLength,
+                                   long dataCredit, long controlCredit) {
         buf.put(offset + TYPE_OFFSET, (byte) type);
-        buf.put(offset + FLAGS_OFFSET, (byte) 0);
+        buf.put(offset + FLAGS_OFFSET, (byte) flags);
         putShort(buf, offset + RESERVED_OFFSET, (short) 0);
         putInt(buf, offset + LENGTH_OFFSET, payloadLength);
         putLong(buf, offset + DATA_CREDIT_OFFSET, dataCredit);
@@ -149,9 +162,9 @@ public final class FrameDescriptor {
             return "unknown frame type " + type;
         }
         int flags = flags(buf, offset);
-        if (flags != 0) {
+        if (flags != 0 && !(flags == FLAG_URGENT && type == TYPE_DATA)) {
             return "flags 0x" + Integer.toHexString(flags) + " set in a " + typeName(type)
-                + " frame (no flags are defined)";
+                + " frame (only URGENT 0x1, on a DATA frame, is defined)";
         }
         int reserved = reserved(buf, offset);
         if (reserved != 0) {
@@ -165,6 +178,9 @@ public final class FrameDescriptor {
         if (length != byteLen - HEADER_LENGTH) {
             return "payload length " + length + " does not match the " + byteLen + " bytes received (expected "
                 + (HEADER_LENGTH + length) + ")";
+        }
+        if (flags == FLAG_URGENT && length != 1) {
+            return "payload length " + length + " in an URGENT DATA frame (must be 1)";
         }
         if ((type == TYPE_CREDIT || type == TYPE_FIN) && length != 0) {
             return "payload length " + length + " in a " + typeName(type) + " frame (must be 0)";

@@ -32,8 +32,10 @@ class BadPeerTest {
         return Stream.of(
             Arguments.of("unknown type", (Misdeed) raw -> raw.send(9, 0, 0, 0, HEADER_LENGTH, 4, 2),
                 "unknown frame type 9"),
-            Arguments.of("flags", (Misdeed) raw -> raw.send(TYPE_DATA, 1, 0, 0, HEADER_LENGTH, 4, 2),
-                "flags 0x1 set in a DATA frame"),
+            Arguments.of("flags", (Misdeed) raw -> raw.send(TYPE_DATA, 0x80, 0, 0, HEADER_LENGTH, 4, 2),
+                "flags 0x80 set in a DATA frame"),
+            Arguments.of("urgent flag without its byte", (Misdeed) raw -> raw.send(TYPE_DATA, 1, 0, 0, HEADER_LENGTH, 4, 2),
+                "payload length 0 in an URGENT DATA frame (must be 1)"),
             Arguments.of("reserved", (Misdeed) raw -> raw.send(TYPE_DATA, 0, 0x100, 0, HEADER_LENGTH, 4, 2),
                 "reserved field 0x100 is not zero"),
             Arguments.of("length mismatch", (Misdeed) raw -> raw.send(TYPE_DATA, 0, 0, 10, HEADER_LENGTH + 5, 4, 2),

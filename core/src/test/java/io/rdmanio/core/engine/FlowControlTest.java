@@ -1,5 +1,7 @@
 package io.rdmanio.core.engine;
 
+import static io.rdmanio.core.engine.Pair.read;
+import static io.rdmanio.core.engine.Pair.write;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.IOException;
@@ -221,6 +223,62 @@ class FlowControlTest {
                 }
             });
         }
+    }
+
+    /**
+     * Urgent bytes a receiver does not inline free their slots when they arrive (their credit comes back as after
+     * a read): a writer sends fifty times more of them than the ring holds to a reader that never reads, and none
+     * becomes readable. With SO_OOBINLINE they are stream bytes in their place among the others.
+     */
+    @Test
+    void droppedUrgentBytesReturnTheirCreditAndInlinedOnesKeepTheirPlace() throws Exception {
+        EngineConfig config = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(4);
+        try (Pair p = new Pair(config, 5)) {
+            FabricConnection[] cs = p.connect();
+            ByteBuffer one = ByteBuffer.allocate(1);
+            for (int i = 0; i < 200; i++) {
+                one.clear();
+                one.put(0, (byte) i);
+                p.await("urgent byte " + i + " taken", () -> {
+                    try {
+                        return one.hasRemaining() && cs[0].writeUrgent(one) == 1 || !one.hasRemaining();
+                    } catch (IOException e) {
+                        throw new AssertionError(e);
+                    }
+                });
+            }
+            writeAll(p, cs[0], 'a');
+            p.await("the byte after them", () -> cs[1].available() == 1);
+            cs[1].setOobInline(true);
+            writeAll(p, cs[0], 'b');
+            one.clear();
+            one.put(0, (byte) 'X');
+            p.await("an inlined urgent byte taken", () -> {
+                try {
+                    return !one.hasRemaining() || cs[0].writeUrgent(one) == 1;
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+            });
+            writeAll(p, cs[0], 'c');
+            p.await("four bytes", () -> cs[1].available() == 4);
+            ByteBuffer in = ByteBuffer.allocate(8);
+            assertEquals(4, read(cs[1], in));
+            assertEquals("abXc", new String(in.array(), 0, 4, java.nio.charset.StandardCharsets.US_ASCII));
+            assertNoReceiverNotReady(p);
+        }
+    }
+
+    private static void writeAll(Pair p, Connection c, char b) {
+        ByteBuffer one = ByteBuffer.wrap(new byte[] {(byte) b});
+        p.await("'" + b + "' taken", () -> {
+            try {
+                write(c, one);
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+            return !one.hasRemaining();
+        });
     }
 
     @Test

@@ -54,7 +54,18 @@ class FrameDescriptorTest {
         assertEquals("unknown frame type 0", checkHeader(b, 8, HEADER_LENGTH, SLOT));
         b = frame(TYPE_DATA, 0, 1, 2);
         b.put(8 + FLAGS_OFFSET, (byte) 0x80);
-        assertEquals("flags 0x80 set in a DATA frame (no flags are defined)", checkHeader(b, 8, HEADER_LENGTH, SLOT));
+        assertEquals("flags 0x80 set in a DATA frame (only URGENT 0x1, on a DATA frame, is defined)",
+            checkHeader(b, 8, HEADER_LENGTH, SLOT));
+        b = frame(TYPE_FIN, 0, 1, 2);
+        b.put(8 + FLAGS_OFFSET, (byte) FrameDescriptor.FLAG_URGENT);
+        assertEquals("flags 0x1 set in a FIN frame (only URGENT 0x1, on a DATA frame, is defined)",
+            checkHeader(b, 8, HEADER_LENGTH, SLOT));
+        b = frame(TYPE_DATA, 2, 1, 2);
+        b.put(8 + FLAGS_OFFSET, (byte) FrameDescriptor.FLAG_URGENT);
+        assertEquals("payload length 2 in an URGENT DATA frame (must be 1)", checkHeader(b, 8, HEADER_LENGTH + 2, SLOT));
+        b = frame(TYPE_DATA, 1, 1, 2);
+        b.put(8 + FLAGS_OFFSET, (byte) FrameDescriptor.FLAG_URGENT);
+        assertEquals(null, checkHeader(b, 8, HEADER_LENGTH + 1, SLOT), "one urgent byte is well-formed");
         b = frame(TYPE_CREDIT, 0, 1, 2);
         b.put(8 + RESERVED_OFFSET + 1, (byte) 1);
         assertEquals("reserved field 0x100 is not zero in a CREDIT frame", checkHeader(b, 8, HEADER_LENGTH, SLOT));

@@ -11,6 +11,11 @@ class AsyncConformanceTest extends AbstractScenarioConformanceTest {
     AsyncConformanceTest() {
         super(AsyncScenarios.class, 30,
             "echoWithHandlers: 1 clients: 1048576 bytes, same: true",
+            "resetAndShutdowns: reset read: java.io.IOException: Connection reset; write waiting at shutdownOutput: "
+                + "java.io.IOException: Broken pipe; read waiting at shutdownInput: -1; shutdownInput after close: "
+                + "java.nio.channels.ClosedChannelException",
+            "boundBeforeConnect: read 7, peer sees the bound address true, local kept true, another bind "
+                + "java.net.BindException",
             "echoManyAtOnce: 8 clients: 262144 bytes, same: true",
             "readTimeout: failed java.nio.channels.InterruptedByTimeoutException; then java.lang.IllegalStateException "
                 + "Reading not allowed due to timeout or cancellation; write still works: 3; open true",

@@ -70,6 +70,9 @@ public final class AsyncScenarios {
         all.put("nioClientToAsyncServer", AsyncScenarios::nioClientToAsyncServer);
         all.put("asyncClientToNioServer", AsyncScenarios::asyncClientToNioServer);
         all.put("socketToAsyncServer", AsyncScenarios::socketToAsyncServer);
+        all.put("boundBeforeConnect", AsyncScenarios::boundBeforeConnect);
+        all.put("optionsAndSecondBind", AsyncScenarios::optionsAndSecondBind);
+        all.put("resetAndShutdowns", AsyncScenarios::resetAndShutdowns);
         ScenarioRunner.run(all, args, AsyncScenarios::describe);
     }
 
@@ -597,6 +600,108 @@ public final class AsyncScenarios {
                         + new String(back.array(), StandardCharsets.US_ASCII);
             }
         }
+    }
+
+    /** A client bound before it connects: it connects from the bound port, which stays taken while it lives. */
+    static String boundBeforeConnect() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server();
+             AsynchronousSocketChannel c = AsynchronousSocketChannel.open()) {
+            c.bind(new InetSocketAddress(LOOPBACK, 0));
+            InetSocketAddress bound = (InetSocketAddress) c.getLocalAddress();
+            Future<AsynchronousSocketChannel> af = ss.accept();
+            c.connect(ss.getLocalAddress()).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            try (AsynchronousSocketChannel a = af.get(GUARD_SECONDS, TimeUnit.SECONDS)) {
+                writeAll(c, ByteBuffer.wrap(new byte[] {7}));
+                ByteBuffer got = ByteBuffer.allocate(1);
+                a.read(got).get(GUARD_SECONDS, TimeUnit.SECONDS);
+                String held;
+                try (SocketChannel other = SocketChannel.open()) {
+                    other.bind(bound);
+                    held = "port free";
+                } catch (IOException e) {
+                    held = e.getClass().getName();
+                }
+                return "read " + got.get(0) + ", peer sees the bound address " + a.getRemoteAddress().equals(bound)
+                    + ", local kept " + c.getLocalAddress().equals(bound) + ", another bind " + held;
+            }
+        }
+    }
+
+    /** The options an asynchronous channel has (no SO_LINGER, IP_TOS), and a second bind of a server. */
+    static String optionsAndSecondBind() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            String second = ScenarioRunner.attempt(() -> {
+                ss.bind(new InetSocketAddress(LOOPBACK, 0));
+                return "bound twice";
+            }, "", AsyncScenarios::describe);
+            String linger = ScenarioRunner.attempt(() -> {
+                p.client().setOption(StandardSocketOptions.SO_LINGER, 0);
+                return "set";
+            }, "", AsyncScenarios::describe);
+            String tos = ScenarioRunner.attempt(() -> String.valueOf(p.accepted().getOption(StandardSocketOptions.IP_TOS)),
+                "", AsyncScenarios::describe);
+            return "second bind " + second + "; SO_LINGER " + linger + "; IP_TOS " + tos + "; client options "
+                + names(p.client().supportedOptions()) + "; accepted options " + names(p.accepted().supportedOptions())
+                + "; server options " + names(ss.supportedOptions());
+        }
+    }
+
+    private static String names(java.util.Set<java.net.SocketOption<?>> options) {
+        return new java.util.TreeSet<>(options.stream().map(java.net.SocketOption::name).toList()).toString();
+    }
+
+    /**
+     * A reset read (the peer closes with SO_LINGER 0), a write waiting for room when the output is shut down, a
+     * read waiting when the input is, and a shutdown of a closed channel.
+     */
+    static String resetAndShutdowns() throws Exception {
+        StringBuilder out = new StringBuilder();
+        try (AsynchronousServerSocketChannel ss = server()) {
+            Future<AsynchronousSocketChannel> af = ss.accept();
+            try (Socket peer = new Socket()) {
+                peer.connect(ss.getLocalAddress(), (int) TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
+                try (AsynchronousSocketChannel a = af.get(GUARD_SECONDS, TimeUnit.SECONDS)) {
+                    Future<Integer> r = a.read(ByteBuffer.allocate(8));
+                    peer.setSoLinger(true, 0);
+                    peer.close();
+                    out.append("reset read: ").append(ScenarioRunner.attempt(
+                        () -> String.valueOf(r.get(GUARD_SECONDS, TimeUnit.SECONDS)), "", AsyncScenarios::failure));
+                }
+            }
+            try (Pair p = Pair.open(ss)) {
+                ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 20);
+                Future<Integer> w = null;
+                for (int i = 0; i < 400; i++) {
+                    chunk.clear();
+                    w = p.client().write(chunk);
+                    try {
+                        w.get(100, TimeUnit.MILLISECONDS);
+                    } catch (java.util.concurrent.TimeoutException waiting) {
+                        break;
+                    }
+                }
+                p.client().shutdownOutput();
+                Future<Integer> pending = w;
+                out.append("; write waiting at shutdownOutput: ").append(ScenarioRunner.attempt(
+                    () -> String.valueOf(pending.get(GUARD_SECONDS, TimeUnit.SECONDS)), "", AsyncScenarios::failure));
+                Future<Integer> r = p.client().read(ByteBuffer.allocate(8));
+                p.client().shutdownInput();
+                out.append("; read waiting at shutdownInput: ").append(ScenarioRunner.attempt(
+                    () -> String.valueOf(r.get(GUARD_SECONDS, TimeUnit.SECONDS)), "", AsyncScenarios::failure));
+                p.client().close();
+                out.append("; shutdownInput after close: ").append(ScenarioRunner.attempt(() -> {
+                    p.client().shutdownInput();
+                    return "done";
+                }, "", AsyncScenarios::describe));
+            }
+        }
+        return out.toString();
+    }
+
+    /** An exception as a program prints it: class and message (an ExecutionException's cause). */
+    private static String failure(Throwable t) {
+        Throwable c = t instanceof ExecutionException && t.getCause() != null ? t.getCause() : t;
+        return c.getClass().getName() + ": " + c.getMessage();
     }
 
     static String socketToAsyncServer() throws Exception {

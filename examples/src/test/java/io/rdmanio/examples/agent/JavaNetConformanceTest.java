@@ -33,6 +33,13 @@ class JavaNetConformanceTest extends AbstractScenarioConformanceTest {
             "optionValues: traffic class 999: java.lang.IllegalArgumentException: tc is not in range 0 -- 255; 255 "
                 + "reads 252; keep-alive idle -1: java.net.SocketException: Invalid argument; receive buffer 1 reads "
                 + "1152; accepted reuses addresses true",
+            "boundBeforeConnect: bind: read 7, peer sees the port true, local /127.0.0.1, another bind "
+                + "java.net.BindException; constructor: read 7, peer sees the port true, local /127.0.0.1, another "
+                + "bind java.net.BindException; chosen port: read 7, peer sees the port true, local /127.0.0.1, "
+                + "another bind java.net.BindException; ",
+            "urgentData: inline false: read abcd, after shutdownOutput java.io.IOException: Broken pipe, after close "
+                + "java.net.SocketException: Socket closed; inline true: read abXcd, after shutdownOutput "
+                + "java.io.IOException: Broken pipe, after close java.net.SocketException: Socket closed; ",
             "nioClientToServerSocket: from nio / from net",
             "socketToNioServer: from net / from nio",
             "httpUrlConnection: 200 hello /a; 200 hello /b;",

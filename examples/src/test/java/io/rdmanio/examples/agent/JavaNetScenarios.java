@@ -9,6 +9,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.StandardSocketOptions;
 import java.net.URL;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -62,6 +63,9 @@ public final class JavaNetScenarios {
         all.put("readAfterClose", JavaNetScenarios::readAfterClose);
         all.put("optionValues", JavaNetScenarios::optionValues);
         all.put("bindInUse", JavaNetScenarios::bindInUse);
+        all.put("boundBeforeConnect", JavaNetScenarios::boundBeforeConnect);
+        all.put("optionSets", JavaNetScenarios::optionSets);
+        all.put("urgentData", JavaNetScenarios::urgentData);
         all.put("nioClientToServerSocket", JavaNetScenarios::nioClientToServerSocket);
         all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
         all.put("httpUrlConnection", JavaNetScenarios::httpUrlConnection);
@@ -597,6 +601,107 @@ public final class JavaNetScenarios {
                         + ", closed " + second.isClosed();
             }
         }
+    }
+
+    /**
+     * A client bound before it connects, three ways (bind then connect, the four-argument constructor, a port the
+     * program chose): it connects, the peer sees the bound port, bytes pass, and the port stays taken while the
+     * socket lives.
+     */
+    static String boundBeforeConnect() throws Exception {
+        StringBuilder out = new StringBuilder();
+        for (String way : List.of("bind", "constructor", "chosen port")) {
+            try (ServerSocket ss = server()) {
+                Socket c;
+                if (way.equals("constructor")) {
+                    c = new Socket(LOOPBACK, ss.getLocalPort(), LOOPBACK, 0);
+                } else {
+                    int port = 0;
+                    if (way.equals("chosen port")) {
+                        try (ServerSocket probe = new ServerSocket(0, 1, LOOPBACK)) {
+                            port = probe.getLocalPort();
+                        }
+                    }
+                    c = new Socket();
+                    c.bind(new InetSocketAddress(LOOPBACK, port));
+                    if (port != 0 && c.getLocalPort() != port) {
+                        throw new IOException("bound to " + c.getLocalPort() + ", not " + port);
+                    }
+                    c.connect(new InetSocketAddress(LOOPBACK, ss.getLocalPort()), GUARD_MILLIS);
+                }
+                int bound = c.getLocalPort();
+                try (c; Socket a = accept(ss)) {
+                    c.getOutputStream().write(7);
+                    int got = a.getInputStream().read();
+                    String held;
+                    try (Socket other = new Socket()) {
+                        other.bind(new InetSocketAddress(LOOPBACK, bound));
+                        held = "port free";
+                    } catch (IOException e) {
+                        held = e.getClass().getName();
+                    }
+                    out.append(way).append(": read ").append(got).append(", peer sees the port ")
+                        .append(a.getPort() == bound).append(", local ").append(c.getLocalAddress())
+                        .append(", another bind ").append(held).append("; ");
+                }
+            }
+        }
+        return out.toString();
+    }
+
+    /** The options a connected, an accepted and a server socket list, and a server socket's IP_TOS. */
+    static String optionSets() throws Exception {
+        try (ServerSocket ss = new ServerSocket()) {
+            ss.setOption(StandardSocketOptions.IP_TOS, 0x10);
+            ss.bind(new InetSocketAddress(LOOPBACK, 0));
+            ss.setSoTimeout(GUARD_MILLIS);
+            String before = String.valueOf(ss.getOption(StandardSocketOptions.IP_TOS));
+            ss.setOption(StandardSocketOptions.IP_TOS, 255);
+            String rounded = String.valueOf(ss.getOption(StandardSocketOptions.IP_TOS));
+            String bad = ScenarioRunner.attempt(() -> {
+                ss.setOption(StandardSocketOptions.IP_TOS, 999);
+                return "set";
+            }, "", JavaNetScenarios::describe);
+            try (Socket c = connect(ss); Socket a = accept(ss)) {
+                return "server IP_TOS set before bind " + before + ", 255 reads " + rounded + ", 999 " + bad
+                    + "; client " + names(c.supportedOptions()) + "; accepted " + names(a.supportedOptions())
+                    + "; server " + names(ss.supportedOptions());
+            }
+        }
+    }
+
+    /**
+     * {@code sendUrgentData} between writes: a receiver with SO_OOBINLINE reads the byte in its place, one without
+     * never sees it; after shutdownOutput and close the sender's errors.
+     */
+    static String urgentData() throws Exception {
+        StringBuilder out = new StringBuilder();
+        for (boolean inline : List.of(false, true)) {
+            try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+                a.setOOBInline(inline);
+                c.getOutputStream().write("ab".getBytes(StandardCharsets.US_ASCII));
+                c.sendUrgentData('X');
+                c.getOutputStream().write("cd".getBytes(StandardCharsets.US_ASCII));
+                c.shutdownOutput();
+                String got = new String(a.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+                String afterShutdown = ScenarioRunner.attempt(() -> {
+                    c.sendUrgentData(1);
+                    return "sent";
+                }, "", JavaNetScenarios::describe);
+                c.close();
+                String afterClose = ScenarioRunner.attempt(() -> {
+                    c.sendUrgentData(1);
+                    return "sent";
+                }, "", JavaNetScenarios::describe);
+                out.append("inline ").append(inline).append(": read ").append(got).append(", after shutdownOutput ")
+                    .append(afterShutdown).append(", after close ").append(afterClose).append("; ");
+            }
+        }
+        return out.toString();
+    }
+
+    private static String names(java.util.Set<java.net.SocketOption<?>> options) {
+        return new java.util.TreeSet<>(options.stream().map(java.net.SocketOption::name).toList()).toString();
     }
 
     static String nioClientToServerSocket() throws Exception {

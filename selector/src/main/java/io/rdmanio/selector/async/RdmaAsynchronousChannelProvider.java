@@ -19,7 +19,7 @@ import org.slf4j.Logger;
  * NIO.2 under the routing rules: the JVM's {@link AsynchronousChannelProvider} once the agent installs it (or
  * {@code -Djava.nio.channels.spi.AsynchronousChannelProvider=io.rdmanio.selector.async.RdmaAsynchronousChannelProvider}
  * beside the selector provider). An asynchronous channel is decided once, as a socket channel is: a client at
- * {@code connect} (unless bound first), a server at {@code bind}. One the rules leave on TCP is the JDK's own
+ * {@code connect} (bound first or not), a server at {@code bind}. One the rules leave on TCP is the JDK's own
  * channel in the JDK's own group, every call handed to it; a routed one is carried by rdmanio's channels, waited
  * for by the group's poller thread, its completions run on the group's threads.
  *

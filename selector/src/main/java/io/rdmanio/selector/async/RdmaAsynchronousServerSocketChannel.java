@@ -45,10 +45,15 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
 
     @Override
     public AsynchronousServerSocketChannel bind(SocketAddress local, int backlog) throws IOException {
-        AsynchronousServerSocketChannel j = end.jdkOrClosed();
-        if (end.fabric() != null) {
+        ServerSocketChannel routed = end.fabric();
+        if (routed != null) {
+            // Bound already (the JDK's channel, which the routed one replaced, is gone).
+            if (!routed.isOpen()) {
+                throw new java.nio.channels.ClosedChannelException();
+            }
             throw new AlreadyBoundException();
         }
+        AsynchronousServerSocketChannel j = end.jdkOrClosed();
         InetSocketAddress isa = local == null ? new InetSocketAddress(0) : RoutedEnd.checkAddress(local);
         Route r = j.getLocalAddress() == null
                 ? group.rdma().selectors().config().router().forBind(isa) : Route.NO_MATCH;

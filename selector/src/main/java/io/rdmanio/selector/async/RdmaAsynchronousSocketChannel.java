@@ -26,9 +26,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * rdmanio's {@link AsynchronousSocketChannel}. Until it connects it is the JDK's own channel (opened in the JDK's
- * group), and it stays that when the rules leave the connect on TCP or it was bound first: every call is handed
- * over, so its behaviour is the JDK's. A connect the rules route replaces it with an rdmanio socket channel in
- * non-blocking mode (the options set so far carried over), driven by the group's {@link AsyncPoller}:
+ * group), and it stays that when the rules leave the connect on TCP: every call is handed over, so its behaviour
+ * is the JDK's. A connect the rules route replaces it with an rdmanio socket channel in non-blocking mode (the
+ * options set so far carried over, an address bound before connect bound again), driven by the group's
+ * {@link AsyncPoller}:
  *
  * <ul>
  *   <li>an operation that can complete at once (bytes waiting, room to write) does so on the caller's thread and
@@ -130,13 +131,16 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
             Objects.requireNonNull(remote, "remote");
             InetSocketAddress isa = RoutedEnd.checkAddress(remote);
             Route r = null;
-            boolean bound;
+            SocketAddress bound;
+            boolean open;
             try {
-                bound = j.getLocalAddress() != null;
+                bound = j.getLocalAddress();
+                open = true;
             } catch (IOException e) {
-                bound = true; // closed: the JDK's channel says so below
+                bound = null;
+                open = false; // closed: the JDK's channel says so below
             }
-            if (!bound) {
+            if (open) {
                 r = group.rdma().selectors().config().router().forConnect(isa);
             }
             if (r == null || !r.usesFabric()) {
@@ -151,6 +155,11 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
                     ch.configureBlocking(false);
                     end.carryOptionsTo(ch);
                     end.become(ch, group, this);
+                    if (bound != null) {
+                        // Bound before connect: the JDK's channel let its port go (closed above), the rdmanio
+                        // channel binds it again and connects from there.
+                        ch.bind(bound);
+                    }
                 } catch (IOException | RuntimeException e) {
                     ch.close();
                     throw e;
@@ -406,7 +415,7 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
                 n = op.scattering() ? ch.write(op.buffers, op.offset, op.length) : ch.write(op.buffer);
             }
         } catch (IOException | RuntimeException e) {
-            failure = e instanceof ClosedChannelException ? new AsynchronousCloseException() : e;
+            failure = asTheJdksAsynchronousChannel(d, e);
             n = 0;
         }
         if (failure == null && n == 0 && hasRemaining(op)) {
@@ -417,6 +426,30 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
             op.complete(group, failure != null ? null : op.scattering() ? (Number) n : (Number) (int) n, failure);
         }
         return true;
+    }
+
+    /**
+     * A socket channel's failure as the JDK's asynchronous channel reports it: a write that meets the output shut
+     * down is a broken pipe (the kernel's EPIPE), a reset a plain {@code IOException} (its read and write are not
+     * the socket channel's, which says {@code SocketException}), a close an {@link AsynchronousCloseException}.
+     */
+    private Throwable asTheJdksAsynchronousChannel(Direction d, Exception e) {
+        if (e instanceof ClosedChannelException) {
+            if (!d.reading && isOpen() && isShutdown(d)) {
+                return new IOException("Broken pipe");
+            }
+            return e instanceof AsynchronousCloseException ? e : new AsynchronousCloseException();
+        }
+        if (e.getClass() == java.net.SocketException.class) {
+            return new IOException(e.getMessage(), e);
+        }
+        return e;
+    }
+
+    private static boolean isShutdown(Direction d) {
+        synchronized (d) {
+            return d.shutdown;
+        }
     }
 
     private static boolean hasRemaining(Op<?> op) {
@@ -517,7 +550,7 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         if (ch != null) {
             ch.bind(local);
         } else {
-            // Bound before connect: as with socket channels, never routed.
+            // Bound before connect: the JDK's channel binds (its errors, the kernel's port); connect still routes.
             end.jdkOrClosed().bind(local);
         }
         return this;
@@ -560,6 +593,9 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
             }
             return this;
         }
+        if (!ch.isOpen()) {
+            throw new ClosedChannelException();
+        }
         if (!connected) {
             throw new NotYetConnectedException();
         }
@@ -572,6 +608,11 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
                 }
                 d.shutdown = true;
             }
+        }
+        // As the kernel wakes the JDK's: a read waiting completes with -1, a write waiting fails (broken pipe).
+        Op<Number> waiting = d.peek();
+        if (waiting != null) {
+            attempt(d, waiting);
         }
         return this;
     }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.SocketOption;
+import java.net.StandardSocketOptions;
 import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.NetworkChannel;
@@ -12,6 +13,8 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.channels.UnsupportedAddressTypeException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -122,9 +125,20 @@ final class RoutedEnd<J extends NetworkChannel, F extends SelectableChannel & Ne
         return jdkOrClosed().getOption(name);
     }
 
+    /**
+     * The options of a routed channel that the JDK's asynchronous channel of its kind has too: a socket channel's
+     * {@code SO_LINGER}, {@code IP_TOS} and {@code SO_OOBINLINE} are not options of an asynchronous one.
+     */
+    private static Set<SocketOption<?>> asynchronous(Set<SocketOption<?>> channelOptions) {
+        Set<SocketOption<?>> s = new HashSet<>(channelOptions);
+        s.removeIf(o -> o == StandardSocketOptions.SO_LINGER || o == StandardSocketOptions.IP_TOS
+            || o.name().equals("SO_OOBINLINE"));
+        return Collections.unmodifiableSet(s);
+    }
+
     /** As the JDK's asynchronous channels: an option the channel does not have is an unsupported operation. */
     private static void supported(NetworkChannel ch, SocketOption<?> name) {
-        if (!ch.supportedOptions().contains(name)) {
+        if (!asynchronous(ch.supportedOptions()).contains(name)) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
     }
@@ -132,7 +146,7 @@ final class RoutedEnd<J extends NetworkChannel, F extends SelectableChannel & Ne
     Set<SocketOption<?>> supportedOptions() {
         F f = fabric;
         if (f != null) {
-            return f.supportedOptions();
+            return asynchronous(f.supportedOptions());
         }
         J j = jdk;
         return j != null ? j.supportedOptions() : Set.of();

@@ -105,6 +105,18 @@ final class LoopbackCmId implements CmId {
     }
 
     @Override
+    public void connectFrom(InetSocketAddress source) throws IOException {
+        Objects.requireNonNull(source, "source");
+        synchronized (LoopbackNamespace.LOCK) {
+            ensureState(IDLE, "connectFrom");
+            // Taken in the fabric's namespace now, as rdma_bind_addr takes it: connect finds the id bound.
+            bound = LoopbackNamespace.bind(this, source.getAddress().isAnyLocalAddress()
+                ? new InetSocketAddress(LOCALHOST, source.getPort()) : source);
+            local = bound;
+        }
+    }
+
+    @Override
     public void connect(InetSocketAddress address, ByteBuffer privateData) throws IOException {
         Objects.requireNonNull(address, "address");
         ByteBuffer data = copyPrivateData(privateData);

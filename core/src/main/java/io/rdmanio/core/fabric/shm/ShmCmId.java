@@ -432,6 +432,14 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     // Connecting.
 
     @Override
+    public synchronized void connectFrom(InetSocketAddress source) throws IOException {
+        Objects.requireNonNull(source, "source");
+        ensureState(IDLE, "connectFrom");
+        // The caller's kernel socket holds the port; the peer sees it as this end's address.
+        local = source.getAddress().isAnyLocalAddress() ? new InetSocketAddress(LOCALHOST, source.getPort()) : source;
+    }
+
+    @Override
     public void connect(InetSocketAddress address, ByteBuffer privateData) throws IOException {
         Objects.requireNonNull(address, "address");
         ByteBuffer data = copyPrivateData(privateData);

@@ -182,6 +182,17 @@ final class VerbsCmId implements CmId {
     }
 
     @Override
+    public void connectFrom(InetSocketAddress source) throws IOException {
+        Objects.requireNonNull(source, "source");
+        synchronized (this) {
+            ensureState(IDLE, "connectFrom");
+            // rdma_bind_addr on the active id, in the device's port space (apart from the kernel TCP port the caller
+            // holds); the queue pair then finds the id bound, and the peer sees this port.
+            implBind(source);
+        }
+    }
+
+    @Override
     public void connect(InetSocketAddress address, ByteBuffer privateData) throws IOException {
         Objects.requireNonNull(address, "address");
         ByteBuffer data = copyPrivateData(privateData);
