@@ -57,6 +57,8 @@ final class RoutingSocketImpl extends SocketImpl {
     private volatile SocketImpl jdk;
     /** A routed (or accepted) client's channel and its adaptor. */
     private volatile RdmaSocketChannel channel;
+    /** A routed client's channel while its connect is under way: a close from another thread ends the connect. */
+    private volatile RdmaSocketChannel connecting;
     private volatile Socket face;
     /** A read of the routed input returned -1: later reads return -1 too, even after close (as the JDK's). */
     private volatile boolean readEof;
@@ -133,10 +135,20 @@ final class RoutingSocketImpl extends SocketImpl {
                 InetAddress host = bindAddr instanceof InetAddress ? (InetAddress) bindAddr : null;
                 ch.holdPort(() -> JdkSocketImpls.close(impl), new InetSocketAddress(host, JdkSocketImpls.localPort(impl)));
             }
+            connecting = ch;
+            if (jdk == null) {
+                // Closed by another thread before the connect began.
+                throw new SocketException("Socket closed");
+            }
             s.connect(isa, timeout);
         } catch (IOException | RuntimeException e) {
+            // As the JDK's socket implementation: a failed connect closes it (its port too), whether or not the
+            // Socket says so (JDK 25's closes itself, JDK 17's keeps isClosed false).
             ch.close();
+            JdkSocketImpls.close(impl);
             throw javaNet(e);
+        } finally {
+            connecting = null;
         }
         channel = ch;
         face = s;
@@ -359,6 +371,10 @@ final class RoutingSocketImpl extends SocketImpl {
         RdmaSocketChannel ch = channel;
         if (ch != null) {
             ch.close();
+        }
+        RdmaSocketChannel pending = connecting;
+        if (pending != null) {
+            pending.close();
         }
         RdmaServerSocketChannel sch = serverChannel;
         if (sch != null) {

@@ -71,16 +71,24 @@ class JavaNetConformanceTest extends AbstractScenarioConformanceTest {
 
         serverStats = dir.resolve("nio-server.json");
         clientStats = dir.resolve("net-client.json");
+        Path boundStats = dir.resolve("net-bound-client.json");
+        AgentJvm.Outcome bound;
         server = AgentJvm.start(dir, "nio-server", agent + serverStats, EchoServer.class, "127.0.0.1", "0");
         try {
             String port = server.awaitLine("echo server listening on .*:(\\d+)$");
             client = AgentJvm.run(dir, agent + clientStats, JavaNetEcho.class, "client", "127.0.0.1", port, "200");
+            // A client bound before it connects is routed too (its kernel socket keeps the port).
+            bound = AgentJvm.run(dir, agent + boundStats, JavaNetEcho.class, "client", "127.0.0.1", port, "200",
+                "bound");
         } finally {
             server.stop();
         }
         assertEquals(0, client.exitCode(), client::describe);
         assertEquals(1, ok.matcher(client.stdout()).results().count(), client::describe);
-        assertOnlyFabric(1, serverStats, clientStats);
+        assertEquals(0, bound.exitCode(), bound::describe);
+        assertEquals(1, ok.matcher(bound.stdout()).results().count(), bound::describe);
+        assertOnlyFabric(2, serverStats);
+        assertOnlyFabric(1, clientStats, boundStats);
     }
 
     static void assertOnlyFabric(int connections, Path... statsFiles) throws Exception {

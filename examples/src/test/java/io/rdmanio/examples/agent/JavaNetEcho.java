@@ -14,8 +14,8 @@ import java.util.zip.CRC32;
 /**
  * The echo example's two ends written with java.net instead of NIO, for the mixed-API runs across two processes:
  * {@code server HOST PORT} (a thread per connection, until killed; prints the line {@code EchoServer} prints) and
- * {@code client HOST PORT COUNT} (random messages, each checked on return; prints the line {@code EchoClient}
- * prints). Knows nothing of rdmanio.
+ * {@code client HOST PORT COUNT [bound]} (random messages, each checked on return; prints the line
+ * {@code EchoClient} prints; {@code bound}: the socket binds to HOST first). Knows nothing of rdmanio.
  */
 public final class JavaNetEcho {
 
@@ -27,7 +27,7 @@ public final class JavaNetEcho {
             serve(new InetSocketAddress(args[1], Integer.parseInt(args[2])));
         } else {
             System.out.println(client(new InetSocketAddress(args[1], Integer.parseInt(args[2])),
-                Integer.parseInt(args[3])));
+                Integer.parseInt(args[3]), args.length > 4 && args[4].equals("bound")));
         }
     }
 
@@ -50,7 +50,7 @@ public final class JavaNetEcho {
         }
     }
 
-    private static String client(InetSocketAddress server, int messages) throws IOException {
+    private static String client(InetSocketAddress server, int messages, boolean bound) throws IOException {
         SplittableRandom random = new SplittableRandom(11);
         CRC32 sent = new CRC32();
         CRC32 received = new CRC32();
@@ -58,6 +58,9 @@ public final class JavaNetEcho {
         byte[] in = new byte[out.length];
         long bytes = 0;
         try (Socket s = new Socket()) {
+            if (bound) {
+                s.bind(new InetSocketAddress(server.getAddress(), 0));
+            }
             s.connect(server, 30_000);
             s.setSoTimeout(30_000);
             OutputStream o = s.getOutputStream();

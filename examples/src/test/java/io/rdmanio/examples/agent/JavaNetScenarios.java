@@ -65,6 +65,7 @@ public final class JavaNetScenarios {
         all.put("bindInUse", JavaNetScenarios::bindInUse);
         all.put("boundBeforeConnect", JavaNetScenarios::boundBeforeConnect);
         all.put("optionSets", JavaNetScenarios::optionSets);
+        all.put("boundConnectRefused", JavaNetScenarios::boundConnectRefused);
         all.put("urgentData", JavaNetScenarios::urgentData);
         all.put("nioClientToServerSocket", JavaNetScenarios::nioClientToServerSocket);
         all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
@@ -396,6 +397,40 @@ public final class JavaNetScenarios {
             return "connected";
         } catch (IOException e) {
             return e.getClass().getName() + ", closed " + s.isClosed();
+        }
+    }
+
+    /**
+     * A bound socket's refused connect: closed on JDK 25, open and still bound to its port on JDK 17 (the port
+     * then still taken), and a second connect after it.
+     */
+    static String boundConnectRefused() throws Exception {
+        int port;
+        try (ServerSocket ss = server()) {
+            port = ss.getLocalPort();
+        }
+        try (Socket s = new Socket()) {
+            s.bind(new InetSocketAddress(LOOPBACK, 0));
+            int bound = s.getLocalPort();
+            String first = ScenarioRunner.attempt(() -> {
+                s.connect(new InetSocketAddress(LOOPBACK, port), GUARD_MILLIS);
+                return "connected";
+            }, "", e -> e.getClass().getName());
+            String held;
+            try (Socket other = new Socket()) {
+                other.bind(new InetSocketAddress(LOOPBACK, bound));
+                held = "port free";
+            } catch (IOException e) {
+                held = "port taken";
+            }
+            String again;
+            try (ServerSocket ss = server()) {
+                again = ScenarioRunner.attempt(() -> {
+                    s.connect(new InetSocketAddress(LOOPBACK, ss.getLocalPort()), GUARD_MILLIS);
+                    return "connected from the bound port " + (s.getLocalPort() == bound);
+                }, "", JavaNetScenarios::describe);
+            }
+            return first + ", closed " + s.isClosed() + ", bound " + s.isBound() + ", " + held + "; again: " + again;
         }
     }
 
