@@ -10,6 +10,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import java.net.InetSocketAddress;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -27,11 +28,17 @@ public final class NettyEchoClient {
 
     /** Runs {@code clients} clients at once against host:port; true when every echo came back intact. */
     public static boolean run(String host, int port, int clients, int bytes, long timeoutSeconds) throws Exception {
+        return run(host, port, clients, bytes, timeoutSeconds, null);
+    }
+
+    /** As above, each client bound to {@code bindHost} (an ephemeral port) before it connects, when not null. */
+    public static boolean run(String host, int port, int clients, int bytes, long timeoutSeconds, String bindHost)
+            throws Exception {
         EventLoopGroup group = new NioEventLoopGroup(2);
         try {
             CompletableFuture<?>[] done = new CompletableFuture<?>[clients];
             for (int i = 0; i < clients; i++) {
-                done[i] = oneClient(group, host, port, bytes, 17 + i);
+                done[i] = oneClient(group, host, port, bytes, 17 + i, bindHost);
             }
             boolean ok = true;
             for (int i = 0; i < clients; i++) {
@@ -46,7 +53,7 @@ public final class NettyEchoClient {
     }
 
     private static CompletableFuture<String> oneClient(EventLoopGroup group, String host, int port, int bytes,
-                                                       long seed) throws InterruptedException {
+                                                       long seed, String bindHost) throws InterruptedException {
         byte[] data = new byte[bytes];
         new Random(seed).nextBytes(data);
         CRC32 sent = new CRC32();
@@ -93,7 +100,8 @@ public final class NettyEchoClient {
                             }
                         });
                     }
-                }).connect(host, port).sync().channel();
+                }).connect(new InetSocketAddress(host, port),
+                    bindHost == null ? null : new InetSocketAddress(bindHost, 0)).sync().channel();
         // Writes of 1 byte up to 64 KiB, so small frames and split frames both occur.
         Random sizes = new Random(seed * 31);
         int off = 0;
@@ -111,8 +119,10 @@ public final class NettyEchoClient {
         int port = Integer.parseInt(args[1]);
         int clients = 4;
         int bytes = 4 << 20;
+        String bindHost = null;
         for (int i = 2; i < args.length; i++) {
             switch (args[i]) {
+                case "--bind" -> bindHost = args[++i];
                 case "--clients" -> clients = Integer.parseInt(args[++i]);
                 case "--bytes" -> bytes = Integer.parseInt(args[++i]);
                 default -> {
@@ -121,7 +131,7 @@ public final class NettyEchoClient {
                 }
             }
         }
-        boolean ok = run(host, port, clients, bytes, 120);
+        boolean ok = run(host, port, clients, bytes, 120, bindHost);
         System.out.println(ok ? "all netty echoes intact" : "NETTY ECHO MISMATCH");
         System.exit(ok ? 0 : 1);
     }

@@ -62,9 +62,18 @@ class NettyThroughAgentTest {
             assertTrue(client.stdout().contains("all netty echoes intact"), client::describe);
             assertEquals(3, AgentJvm.stat(clientStats, "connections", "rdma"), client::describe);
             assertEquals(0, AgentJvm.stat(clientStats, "connections", "tcp"), client::describe);
+            // Bootstrap.connect(remote, local): each channel binds before it connects, and is routed all the same.
+            Path boundStats = dir.resolve("bound-client.json");
+            AgentJvm.Outcome bound = AgentJvm.start(dir, "bound-client", "rules=" + rules + ",fabric=shm,stats="
+                    + boundStats, NettyEchoClient.class, "127.0.0.1", port, "--clients", "2", "--bytes", "1000000",
+                    "--bind", "127.0.0.1").await();
+            assertEquals(0, bound.exitCode(), bound::describe);
+            assertTrue(bound.stdout().contains("all netty echoes intact"), bound::describe);
+            assertEquals(2, AgentJvm.stat(boundStats, "connections", "rdma"), bound::describe);
+            assertEquals(0, AgentJvm.stat(boundStats, "connections", "tcp"), bound::describe);
         } finally {
             AgentJvm.Outcome s = server.stop();
-            assertEquals(3, AgentJvm.stat(serverStats, "connections", "rdma"), s::describe);
+            assertEquals(5, AgentJvm.stat(serverStats, "connections", "rdma"), s::describe);
             assertEquals(0, AgentJvm.stat(serverStats, "connections", "tcp"), s::describe);
         }
     }
