@@ -365,7 +365,8 @@ public final class AsyncScenarios {
 
     static String cancelRead() throws Exception {
         try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
-            Future<Integer> f = p.client().read(ByteBuffer.allocate(4));
+            ByteBuffer buffer = ByteBuffer.allocate(4);
+            Future<Integer> f = p.client().read(buffer);
             boolean cancelled = f.cancel(false);
             String next;
             try {
@@ -380,8 +381,14 @@ public final class AsyncScenarios {
             } catch (java.util.concurrent.CancellationException e) {
                 get = describe(e);
             }
+            // As the JDK's, the cancelled read stays under way: bytes that come go into its buffer, unseen.
+            writeAll(p.accepted(), ByteBuffer.wrap(new byte[] {1, 2, 3}));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GUARD_SECONDS);
+            while (buffer.position() < 3 && System.nanoTime() - deadline < 0) {
+                Thread.sleep(5);
+            }
             return "cancel " + cancelled + ", isCancelled " + f.isCancelled() + ", get " + get + "; next " + next
-                    + "; open " + p.client().isOpen();
+                    + "; open " + p.client().isOpen() + "; bytes after the cancel in its buffer " + buffer.position();
         }
     }
 

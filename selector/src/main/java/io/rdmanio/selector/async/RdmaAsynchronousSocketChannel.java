@@ -71,6 +71,18 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
             return true;
         }
 
+        /**
+         * Forbids the direction while {@code op} stays in the slot: it still moves bytes when the channel is ready,
+         * its result unseen. Whether {@code op} was there.
+         */
+        synchronized boolean kill(Op<?> op) {
+            if (pending != op || op == null) {
+                return false;
+            }
+            killed = true;
+            return true;
+        }
+
         synchronized Op<Number> takeAny() {
             Op<Number> op = pending;
             pending = null;
@@ -472,8 +484,18 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         }
     }
 
-    /** A {@code Future}'s cancel: as the JDK's, the direction is forbidden from then on. */
+    /**
+     * A {@code Future}'s cancel: as the JDK's, the direction is forbidden from then on. {@code cancel(false)} of a
+     * read or write leaves it in place, as the JDK's leaves its I/O pending: bytes that arrive still go into the
+     * buffer (a write still sends), with nobody told. {@code cancel(true)} closes the channel.
+     */
     private boolean cancel(Op<?> op, boolean mayInterruptIfRunning) {
+        if (!mayInterruptIfRunning && (in.kill(op) || out.kill(op))) {
+            if (op.timer != null) {
+                op.timer.cancel(false);
+            }
+            return true;
+        }
         if (!in.take(op, true) && !out.take(op, true) && !takeConnect(op)) {
             return false;
         }
