@@ -59,6 +59,13 @@ class RdmanioMetricsTest {
             while (in.hasRemaining()) {
                 assertTrue(accepted.read(in) >= 0);
             }
+            // rdmanio registers its bean on a thread of its own after the first routed connection.
+            javax.management.ObjectName name = new javax.management.ObjectName(RdmanioMetrics.OBJECT_NAME);
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+            while (!java.lang.management.ManagementFactory.getPlatformMBeanServer().isRegistered(name)) {
+                assertTrue(System.nanoTime() - deadline < 0, "the bean registered in time");
+                Thread.sleep(5);
+            }
             assertEquals(2, open(registry, "loopback"));
             assertEquals(0, open(registry, "shm"));
             assertEquals(2, registry.get("rdmanio.connections").tag("transport", "fabric").functionCounter().count());

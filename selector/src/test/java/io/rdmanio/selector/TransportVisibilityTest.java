@@ -97,7 +97,14 @@ class TransportVisibilityTest {
 
         private static Object read(String attribute) throws Exception {
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-            return server.getAttribute(new ObjectName(TransportStats.OBJECT_NAME), attribute);
+            ObjectName name = new ObjectName(TransportStats.OBJECT_NAME);
+            // Registered by a thread of its own after the first routed connection: given a bounded wait.
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+            while (!server.isRegistered(name)) {
+                assertTrue(System.nanoTime() - deadline < 0, TransportStats.OBJECT_NAME + " registered in time");
+                Thread.sleep(5);
+            }
+            return server.getAttribute(name, attribute);
         }
 
         private void exchange(SocketChannel c, SocketChannel a, int n) throws Exception {

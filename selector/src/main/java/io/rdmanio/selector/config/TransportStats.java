@@ -60,28 +60,38 @@ public final class TransportStats implements TransportStatsMXBean {
 
     /**
      * Registers the bean once, for the configuration last given to {@link #configure}; called as connections are
-     * routed. A JVM without JMX still runs: the failure is logged, not thrown.
+     * routed. The registration runs on a thread of its own: creating the platform MBean server takes about 0.1 s
+     * here, which the first connection of a JVM would otherwise wait for. A JVM without JMX still runs: the failure
+     * is logged, not thrown.
      */
     public static void ensureRegistered() {
         if (tried) {
             return;
         }
+        TransportStats bean;
         synchronized (LOCK) {
             if (tried || pending == null) {
                 return;
             }
             tried = true;
-            TransportStats bean = new TransportStats(pending);
-            try {
-                MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-                server.registerMBean(bean, new ObjectName(OBJECT_NAME));
-                registered = bean;
-            } catch (InstanceAlreadyExistsException e) {
-                // Registered by a copy of rdmanio in another class loader: that one reports.
-                LOG.debug("{} is registered already", OBJECT_NAME);
-            } catch (JMException | RuntimeException | LinkageError e) {
-                LOG.warn("cannot register the JMX bean {}: {}", OBJECT_NAME, e.toString());
-            }
+            bean = new TransportStats(pending);
+            // Kept at once, so that a configuration loaded meanwhile reaches the bean.
+            registered = bean;
+        }
+        Thread t = new Thread(() -> register(bean), "rdmanio-jmx");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void register(TransportStats bean) {
+        try {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            server.registerMBean(bean, new ObjectName(OBJECT_NAME));
+        } catch (InstanceAlreadyExistsException e) {
+            // Registered by a copy of rdmanio in another class loader: that one reports.
+            LOG.debug("{} is registered already", OBJECT_NAME);
+        } catch (JMException | RuntimeException | LinkageError e) {
+            LOG.warn("cannot register the JMX bean {}: {}", OBJECT_NAME, e.toString());
         }
     }
 

@@ -30,7 +30,7 @@ class StatsCommandTest {
      * the rules name; 5 bytes one way, 3 the other; then it holds both until its standard input closes.
      */
     public static final class Child {
-        public static void main(String[] args) throws IOException {
+        public static void main(String[] args) throws Exception {
             try (ServerSocketChannel server = ServerSocketChannel.open()) {
                 server.bind(new InetSocketAddress("127.0.0.1", 0));
                 try (SocketChannel client = SocketChannel.open(server.getLocalAddress());
@@ -44,6 +44,11 @@ class StatsCommandTest {
                     ByteBuffer back = ByteBuffer.allocate(3);
                     while (back.hasRemaining() && client.read(back) >= 0) {
                         // until the 3 bytes are in
+                    }
+                    // The bean is registered by a thread of its own after the first routed connection.
+                    javax.management.ObjectName bean = new javax.management.ObjectName(TransportStats.OBJECT_NAME);
+                    while (!java.lang.management.ManagementFactory.getPlatformMBeanServer().isRegistered(bean)) {
+                        Thread.sleep(5);
                     }
                     System.out.println("READY " + ((InetSocketAddress) server.getLocalAddress()).getPort());
                     System.out.flush();
