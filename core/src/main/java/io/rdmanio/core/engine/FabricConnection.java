@@ -178,6 +178,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private long appBytes;
     private long bytesWritten;
     private long bytesRead;
+    /** Urgent bytes dropped unread (no SO_OOBINLINE): taken from the stream as a read takes bytes. */
+    private long urgentDropped;
+    /** What {@link #publishStandingLocked} last gave the queue pair. */
+    private long publishedStanding = -1;
     /** Counted in the engine's owing connections: staged bytes or a FIN wait for credit. */
     private boolean owing;
     private int lastReady;
@@ -365,10 +369,6 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
     }
 
-    /**
-     * After DISCONNECTED without FIN: once no receive is outstanding, every frame the peer sent has been seen;
-     * without a FIN among them the peer reset the connection.
-     */
     /** "Connection refused: REASON", without saying it twice when the fabric's reason already does. */
     private String refusal(String reason) {
         if (reason == null) {
@@ -378,12 +378,26 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             ? "Connection refused" + reason.substring(18) : "Connection refused: " + reason;
     }
 
+    /**
+     * After DISCONNECTED without FIN: once no receive is outstanding, every frame the peer sent has been seen;
+     * without a FIN among them the peer reset the connection, unless its process ended with nothing unsent or
+     * unread ({@link QueuePair#peerStanding}).
+     */
     private void judgeDisconnectLocked() {
         if (!disconnectJudgementPending || postedRecvs > 0) {
             return;
         }
         disconnectJudgementPending = false;
         if (failure == null && !userClosed && !finReceived) {
+            if (qp != null && qp.peerStanding() == bytesWritten) {
+                // The peer's process ended with every byte it accepted sent and every byte sent to it taken: the
+                // kernel would have closed its TCP socket with a FIN. End of stream, as after one.
+                finReceived = true;
+                readEvent = true;
+                LOG.debug("the process of {} ended without closing, nothing unsent or unread: end of stream",
+                    remote);
+                return;
+            }
             failLocked(new IOException("Connection reset by peer"), false);
             failureIsReset = failure != null;
         }
@@ -447,6 +461,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 // back by the window, and a close that finds them unread resets.
                 boolean dropped = length == 1 && !oobInline
                     && FrameDescriptor.flags(buf, off) == FrameDescriptor.FLAG_URGENT;
+                if (dropped) {
+                    urgentDropped++;
+                }
                 if (length == 0 || userClosed || dropped) {
                     // An urgent byte a socket that does not inline urgent data never reads: as TCP keeps it out of
                     // the stream. Its slot is free again (credit returned as for a read).
@@ -700,6 +717,28 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void flushLocked() {
         postFramesLocked();
         trackOwedLocked();
+        publishStandingLocked();
+    }
+
+    /**
+     * Tells the queue pair how this side's stream stands, for a peer that outlives this process
+     * ({@link QueuePair#publishStanding}): the bytes the application took (read, lent, or urgent bytes dropped
+     * unread) while the connection is open, not closing, and every byte a write accepted has been posted;
+     * otherwise none. Should this process end without closing, a fabric that shows it lets the peer read end of
+     * stream where the kernel would have sent TCP's FIN, and a reset where it would have reset (bytes unread here,
+     * or bytes accepted and never sent).
+     */
+    private void publishStandingLocked() {
+        if (qp == null) {
+            return;
+        }
+        boolean clean = state == OPEN && failure == null && !userClosed && !abortOnData && !disconnectCalled
+            && !disconnectSeen && !tornDown && postSeq == fillSeq && (!finPending || finPosted);
+        long standing = clean ? bytesRead + urgentDropped : -1;
+        if (standing != publishedStanding) {
+            publishedStanding = standing;
+            qp.publishStanding(standing);
+        }
     }
 
     /**
@@ -1296,6 +1335,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             appBytes += total;
             bytesRead += total;
+            publishStandingLocked();
             creditDue = freed > 0 && failure == null && !tornDown
                 && credit.unadvertisedData() >= credit.creditThreshold();
             lastReady = readyOpsLocked();
@@ -1338,6 +1378,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             headOffset = 0;
             available -= n;
             bytesRead += n;
+            publishStandingLocked();
             if (lent == null) {
                 lent = new LentByteBuf[recvCount];
             }
@@ -1459,6 +1500,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         Recorder.connectionFailed(engine.fabricName(), remote, e.getMessage(), protocol);
         LOG.debug("connection with {} failed", remote, e);
+        publishStandingLocked();
         // Frames already queued stay readable: the failure is reported once they have been read (or on close).
         disconnectLocked();
         trackOwedLocked();
@@ -1694,6 +1736,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 return;
             }
             userClosed = true;
+            publishStandingLocked();
             if (tornDown) {
                 discardQueuedLocked(false);
             } else {
@@ -1736,6 +1779,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     private void abortLocked() {
         userClosed = true;
+        publishStandingLocked();
         discardQueuedLocked(false);
         if (!tornDown) {
             // Staged bytes that never left are dropped, as a reset drops a TCP socket's send queue.

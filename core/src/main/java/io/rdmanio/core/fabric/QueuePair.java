@@ -72,4 +72,25 @@ public interface QueuePair {
 
     /** Whether the queue pair is in the error state. */
     boolean isError();
+
+    /**
+     * Records where the peer could read it, should this process end without closing the connection (a halt, a
+     * kill, a crash), how this side's stream stands: {@code consumed} is the count of payload bytes received and
+     * taken by the application, given while nothing this side accepted for sending is still unsent and the
+     * connection is open; {@code -1} withdraws it (bytes wait to be sent, or the connection is closing). A kernel
+     * closes a dead process's TCP socket with a FIN in the first case and a reset when received bytes were left
+     * unread; a fabric that can show this record to a surviving peer lets its engine tell the two apart. Others
+     * ignore it (the default), and their survivors see a reset. Called often, from the data path: no allocation.
+     */
+    default void publishStanding(long consumed) {
+    }
+
+    /**
+     * After this queue pair failed because the peer's process ended without closing the connection: what the peer
+     * last gave {@link #publishStanding} ({@code >= 0}), else {@code -1} (not known, withdrawn, or the peer did not
+     * end that way).
+     */
+    default long peerStanding() {
+        return -1;
+    }
 }

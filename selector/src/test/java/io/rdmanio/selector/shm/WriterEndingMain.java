@@ -25,6 +25,8 @@ import java.util.concurrent.CountDownLatch;
  * hook-close     return from main; a shutdown hook writes the last 64 KiB, then closes
  * hook-slow      as hook-close, but the hook first works for half a second (a graceful stop that takes its time)
  * hang           nothing: waits (at most ten minutes) to be killed
+ * hang-unread    reads one byte of what the peer sends, then waits to be killed with the rest unread
+ * halt           Runtime.halt(0) at once: no shutdown hook runs, the channel is left open
  * linger0-exit   SO_LINGER 0 set before writing, then System.exit(0) with the channel open
  * unread-exit    reads one byte of what the peer sends, then System.exit(0) with the rest unread
  * exit-blocked   System.exit(0) while three threads are blocked: in a read of the connection (the peer sends
@@ -109,6 +111,19 @@ public final class WriterEndingMain {
             case "hang":
                 Thread.sleep(600_000);
                 System.exit(3);
+                break;
+            case "hang-unread":
+                if (ch.read(ByteBuffer.allocate(1)) != 1) {
+                    out.println("ERROR no byte from the peer");
+                    System.exit(2);
+                }
+                out.println("UNREAD");
+                out.flush();
+                Thread.sleep(600_000);
+                System.exit(3);
+                break;
+            case "halt":
+                Runtime.getRuntime().halt(0);
                 break;
             default:
                 out.println("ERROR unknown ending " + ending);

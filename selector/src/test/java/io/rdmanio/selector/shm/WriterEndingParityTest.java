@@ -205,13 +205,87 @@ class WriterEndingParityTest {
                     + "stream's first " + total + ", in order");
                 System.out.println(transport + ": writer killed when " + atKill + " bytes were read; the reader got "
                     + total + " of " + MB3 + ", then " + (failure == null ? "end of stream" : failure));
-                if (transport.equals("tcp")) {
+                if (transport.equals("tcp") || failure == null) {
+                    // On shm too when every byte had left the dead process (its staging drained while it hung):
+                    // end of stream only ever comes after the whole stream.
                     assertEquals(null, failure, "the kernel delivers a killed process's bytes, then FIN");
-                    assertEquals(MB3, total);
+                    assertEquals(MB3, total, "end of stream after every byte");
                 } else {
-                    assertNotNull(failure, "a killed shm peer is a reset");
+                    assertEquals("Connection reset", failure.getMessage(), "a killed shm peer with bytes staged");
                     assertFalse(failure instanceof ClosedChannelException, failure.toString());
                 }
+            }
+        }
+    }
+
+    /**
+     * A process that dies (SIGKILL, {@code Runtime.halt}) with nothing of the connection left unsent or unread: the
+     * kernel closes its TCP socket with a FIN, so the survivor reads every byte, then end of stream, and its first
+     * write after that is accepted, a later one fails; the same on shm, where the dead process's last published
+     * standing says so. With bytes it received still unread, the kernel resets instead: every byte, then
+     * "Connection reset", on both.
+     */
+    @ParameterizedTest(name = "{0}, writer JVM {1}")
+    @CsvSource({"tcp, hang", "shm, hang", "tcp, halt", "shm, halt", "tcp, hang-unread", "shm, hang-unread"})
+    void deathWithNothingOutstandingIsEndOfStream(String transport, String ending) throws Exception {
+        int bytes = 200_000;
+        byte[] expected = NioPeerMain.pattern(bytes, 5);
+        try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            List<String> args = List.of(
+                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(bytes),
+                ending);
+            try (Child writer = transport.equals("shm")
+                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args);
+                 SocketChannel reader = server.accept()) {
+                ByteBuffer in = ByteBuffer.allocate(bytes + 1);
+                while (in.position() < bytes) {
+                    assertTrue(reader.read(in) >= 0, "end of stream after " + in.position() + " bytes");
+                }
+                boolean unread = ending.equals("hang-unread");
+                if (unread) {
+                    ByteBuffer toWriter = ByteBuffer.wrap(NioPeerMain.pattern(1000, 7));
+                    while (toWriter.hasRemaining()) {
+                        reader.write(toWriter);
+                    }
+                    writer.awaitPrinted("UNREAD");
+                }
+                if (ending.equals("halt")) {
+                    writer.awaitExit();
+                } else {
+                    writer.awaitPrinted("ENDING");
+                    writer.kill();
+                }
+                assertEquals(NioPeerMain.crc(expected, 0, bytes), NioPeerMain.crc(in.array(), 0, bytes),
+                    "every byte written before the death, in order");
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS);
+                if (unread) {
+                    IOException e = assertThrows(IOException.class, () -> {
+                        while (reader.read(in) == 0) {
+                            assertTrue(System.nanoTime() - deadline < 0, "the read never ended");
+                            Thread.sleep(1);
+                        }
+                    }, "bytes left unread in the dead process: a reset, never end of stream or more bytes");
+                    assertEquals("Connection reset", e.getMessage());
+                    return;
+                }
+                int n;
+                while ((n = reader.read(in)) == 0) {
+                    assertTrue(System.nanoTime() - deadline < 0, "the read never ended");
+                    Thread.sleep(1);
+                }
+                assertEquals(-1, n, "end of stream after the last byte");
+                assertEquals(-1, reader.read(in), "end of stream again");
+                // As after a FIN: the first write is accepted; the reset it provokes fails a later one.
+                assertEquals(10, reader.write(ByteBuffer.allocate(10)), "the first write after the FIN");
+                IOException e = assertThrows(IOException.class, () -> {
+                    while (System.nanoTime() - deadline < 0) {
+                        reader.write(ByteBuffer.allocate(10));
+                        Thread.sleep(1);
+                    }
+                }, "writes to a dead process fail");
+                assertFalse(e instanceof ClosedChannelException, e.toString());
+                System.out.println(transport + ", " + ending + ": end of stream, then the write failed: " + e);
             }
         }
     }

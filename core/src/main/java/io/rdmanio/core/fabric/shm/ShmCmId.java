@@ -907,7 +907,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             parent.requestDone(this);
         }
         if (q != null) {
-            q.fail(cause, ShmQueuePair.CAUSE_FAILURE, true);
+            q.peerExited(cause);
         }
         from.close();
         if (event != null) {

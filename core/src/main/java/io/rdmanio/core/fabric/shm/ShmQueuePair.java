@@ -129,6 +129,10 @@ final class ShmQueuePair implements QueuePair {
     /** The peer will take no more receives and release no more completions: it said so, or it is gone. */
     private volatile boolean peerQuiescent;
     private boolean peerReleased;
+    /** Guarded by lock: the peer's process ended without a DISCONNECT (its socket closed by the kernel). */
+    private boolean peerExited;
+    /** Guarded by lock: what {@link #publishStanding} last wrote, so that an unchanged standing costs no store. */
+    private long standing = -1;
     /** Accepting side: the arena cell holding the rings, given back to the peer's arenas at destroy. */
     private ShmRingArena.Cell cell;
     /** The ring broke its invariants: it is never read again, and every posted receive is flushed. */
@@ -893,6 +897,45 @@ final class ShmQueuePair implements QueuePair {
         recvCq.fire();
     }
 
+    @Override
+    public void publishStanding(long consumed) {
+        lock.lock();
+        try {
+            long v = consumed < 0 ? -1 : consumed;
+            if (v != standing && attached && state < STATE_ERROR) {
+                standing = v;
+                ShmRingsDescriptor.setStanding(rings, myRecvQueue, v);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long peerStanding() {
+        lock.lock();
+        try {
+            return peerExited && attached && rings != null && !ringBroken
+                ? ShmRingsDescriptor.getStanding(rings, peerRecvQueue) : -1;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The peer's socket reached end of file without a DISCONNECT: its process ended (the kernel closed the socket)
+     * and what it last published of its standing stays readable in the rings ({@link #peerStanding}).
+     */
+    void peerExited(String cause) {
+        lock.lock();
+        try {
+            peerExited = state < STATE_ERROR;
+        } finally {
+            lock.unlock();
+        }
+        fail(cause, CAUSE_FAILURE, true);
+    }
+
     // ---------------------------------------------------------------------------------------------------------
     // Failure and teardown.
 
@@ -930,6 +973,11 @@ final class ShmQueuePair implements QueuePair {
             return false;
         }
         state = STATE_ERROR;
+        if (attached && standing >= 0) {
+            // A failed connection reads as a reset to a survivor, whatever this process does next.
+            standing = -1;
+            ShmRingsDescriptor.setStanding(rings, myRecvQueue, -1);
+        }
         long closed;
         if (!attached) {
             closed = 0;

@@ -21,7 +21,10 @@ import java.nio.ByteOrder;
  *   receive queue of side s (producer: side s posting receives; consumer: the peer's sender)
  *   +0    taken (long): receives the peer has taken; bit 63 (CLOSED) set by side s when its queue pair fails
  *   +8    closed in order (int): 1 when side s closed the queue by an orderly disconnect, written before CLOSED
- *   +64   (unused: keeps the producer's entries off the consumer's line)
+ *   +64   standing (long), written by side s alone, on a line of its own (the producer's entries stay off the
+ *         consumer's line): bit 63 set with, in bits 0-62, the payload bytes side s's application has taken, while
+ *         nothing it accepted for sending is unsent; 0 otherwise. Read by the peer only once side s's process
+ *         ended without a DISCONNECT, to answer end of stream (nothing left unread or unsent) rather than a reset
  *   +128  entry[capacity], 32 bytes each:
  *         +0 sequence + 1 (long, released last)  +8 wrId (long)
  *         +16 region rkey (int)  +20 offset (int)  +24 length (int)  +28 (pad)
@@ -59,6 +62,7 @@ final class ShmRingsDescriptor {
 
     static final int RECV_TAKEN_OFFSET = 0;
     static final int RECV_CLOSED_IN_ORDER_OFFSET = 8;
+    static final int RECV_STANDING_OFFSET = 64;
     static final int RECV_ENTRIES_OFFSET = 128;
     static final int CQ_HINTED_OFFSET = 0;
     static final int CQ_READY_RKEY_OFFSET = 8;
@@ -78,6 +82,7 @@ final class ShmRingsDescriptor {
     static final int CQE_BYTE_LEN = 16;
 
     static final long CLOSED = 1L << 63;
+    static final long STANDING_PUBLISHED = 1L << 63;
     static final long IN_PROGRESS = 1L << 62;
 
     /** A ring holds at most this many entries (a power of two): a queue pair's maxRecvWr is bounded by it. */
@@ -265,6 +270,17 @@ final class ShmRingsDescriptor {
     /** The raw closed-in-order field of a receive queue (0 or 1 in a sound ring), for the periodic check. */
     static int getClosedInOrder(ByteBuffer b, int queue) {
         return (int) INT.getAcquire(b, queue + RECV_CLOSED_IN_ORDER_OFFSET);
+    }
+
+    /** Owner: its standing ({@code consumed >= 0}), or none ({@code -1}); see the layout. */
+    static void setStanding(ByteBuffer b, int queue, long consumed) {
+        LONG.setRelease(b, queue + RECV_STANDING_OFFSET, consumed < 0 ? 0L : consumed | STANDING_PUBLISHED);
+    }
+
+    /** The peer's standing as its owner last set it: the bytes it had consumed, or -1 when it set none. */
+    static long getStanding(ByteBuffer b, int queue) {
+        long v = (long) LONG.getAcquire(b, queue + RECV_STANDING_OFFSET);
+        return (v & STANDING_PUBLISHED) == 0 ? -1 : v & ~STANDING_PUBLISHED;
     }
 
     // ---- completion queue: the peer's sender publishes, the owner polls

@@ -33,6 +33,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The shm fabric between this JVM and a second one ({@link ShmPeerMain}). */
 class ShmCrossProcessTest {
@@ -308,6 +310,30 @@ class ShmCrossProcessTest {
         assertTrue(after <= baselineFds, "descriptors leaked: " + baselineFds + " after the first run, " + after
             + " after the last");
         assertEquals(0, fabric.peerCount());
+    }
+
+    /**
+     * What a peer publishes of its standing is shown only once its process ended without a DISCONNECT: not while
+     * it lives, not after an orderly disconnect, and not once it withdrew it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"standing, 4242", "standing-withdrawn, -1", "standing-disconnect, -1"})
+    void aDeadPeersLastStandingIsShownAfterItsDeathOnly(String mode, long expected) throws Exception {
+        try (PeerProcess peer = PeerProcess.start("server", dir.toString())) {
+            CmId id = connect(port(peer), mode, CmEvent.Type.ESTABLISHED);
+            peer.expect("PUBLISHED");
+            QueuePair qp = id.queuePair();
+            if (mode.equals("standing-disconnect")) {
+                peer.expect("DISCONNECTING");
+            } else {
+                assertEquals(-1, qp.peerStanding(), "nothing while the peer lives");
+                peer.kill();
+            }
+            CmEvent event = ShmTestSupport.expect(events, CmEvent.Type.DISCONNECTED);
+            assertEquals(id, event.id());
+            assertEquals(expected, qp.peerStanding(), event.toString());
+            id.close();
+        }
     }
 
     @Test

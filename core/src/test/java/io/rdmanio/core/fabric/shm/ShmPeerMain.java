@@ -33,7 +33,10 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>
  *   server DIR            listen on 127.0.0.1, print "LISTENING port"; each request's private data picks what
  *                         to do: "echo" (accept, echo sends), "norecv" (accept with no receive
- *                         posted), "small" (16-byte receives), "reject" (reject with "rejected-by-peer")
+ *                         posted), "small" (16-byte receives), "reject" (reject with "rejected-by-peer"),
+ *                         "standing" (publish a standing of 4242 once accepted, print "PUBLISHED"),
+ *                         "standing-withdrawn" (publish it, then withdraw it), "standing-disconnect" (publish
+ *                         it, then disconnect once established, print "DISCONNECTING")
  *   bind DIR PORT         listen on 127.0.0.1:PORT, print "LISTENING port", accept nothing
  *   client DIR PORT DATA  connect with DATA, print "EVENT type reason" of the outcome, then exit
  *   engine-echo DIR       the connection engine over shm: listen, print "LISTENING port", echo every byte of
@@ -379,10 +382,23 @@ public final class ShmPeerMain {
                 }
                 conns.put(c.qp.qpNum(), c);
                 c.id.accept(null);
+                if (mode.startsWith("standing")) {
+                    c.qp.publishStanding(4242);
+                    if (mode.equals("standing-withdrawn")) {
+                        c.qp.publishStanding(-1);
+                    }
+                    say("PUBLISHED");
+                }
                 return;
             }
             case ESTABLISHED:
                 say("ESTABLISHED");
+                for (Conn c : conns.values()) {
+                    if (c.id == event.id() && c.mode.equals("standing-disconnect")) {
+                        c.id.disconnect();
+                        say("DISCONNECTING");
+                    }
+                }
                 return;
             case DISCONNECTED:
                 // Completions published before the disconnect are still in the queue: report them before the id
