@@ -1485,6 +1485,12 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             d = delegate;
             if (d == null) {
                 Object v = shown.get(name);
+                Connection c = connection;
+                if (v == null && name == StandardSocketOptions.SO_SNDBUF && c != null && c.sendBufferSize() > 0) {
+                    // Connected: the send staging, as a connected TCP socket reads the buffer its kernel grew
+                    // (Netty sizes its gathering writes from it).
+                    v = c.sendBufferSize();
+                }
                 if (v == null) {
                     v = JdkDefaults.socket(rdma.jdk()).defaultValue(name);
                 }

@@ -1486,6 +1486,31 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertThrows(ClosedChannelException.class, () -> c.getOption(StandardSocketOptions.TCP_NODELAY));
     }
 
+    /**
+     * A send buffer never set reads larger once connected, on either end, as the kernel grows a TCP socket's (2 MiB
+     * on loopback here, from 8192 unconnected): programs size their writes by it (Netty's gathering writes start at
+     * twice it). A size set before connect reads as set.
+     */
+    @Test
+    void aConnectedChannelsSendBufferIsItsWindow() throws Exception {
+        SocketChannel c = track(provider().openSocketChannel());
+        int unconnected = c.getOption(StandardSocketOptions.SO_SNDBUF);
+        ServerSocketChannel server = server();
+        c.connect(server.getLocalAddress());
+        SocketChannel accepted = track(server.accept());
+        assertTrue(c.getOption(StandardSocketOptions.SO_SNDBUF) >= Math.max(64 << 10, unconnected),
+            "connected: " + c.getOption(StandardSocketOptions.SO_SNDBUF) + ", unconnected: " + unconnected);
+        assertTrue(accepted.getOption(StandardSocketOptions.SO_SNDBUF) >= 64 << 10,
+            "accepted: " + accepted.getOption(StandardSocketOptions.SO_SNDBUF));
+        assertEquals(c.getOption(StandardSocketOptions.SO_SNDBUF), c.socket().getSendBufferSize());
+        SocketChannel set = track(provider().openSocketChannel());
+        set.setOption(StandardSocketOptions.SO_SNDBUF, 100_000);
+        int before = set.getOption(StandardSocketOptions.SO_SNDBUF);
+        set.connect(server.getLocalAddress());
+        track(server.accept());
+        assertEquals(before, set.getOption(StandardSocketOptions.SO_SNDBUF), "a size set before connect");
+    }
+
     @Test
     void lingerZeroCloseResetsPeer() throws Exception {
         SocketChannel[] p = pair();

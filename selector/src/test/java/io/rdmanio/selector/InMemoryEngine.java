@@ -558,6 +558,11 @@ final class InMemoryEngine implements Engine {
         }
 
         @Override
+        public int sendBufferSize() {
+            return inbox.capacity();
+        }
+
+        @Override
         public int available() {
             progress();
             synchronized (lock) {

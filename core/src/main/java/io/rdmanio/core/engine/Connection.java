@@ -66,6 +66,15 @@ public interface Connection extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * The bytes this side holds written and not yet sent (its send staging), what {@code SO_SNDBUF} reads once the
+     * connection is open when the application did not set it, as a connected TCP socket reads the size its kernel
+     * grew the buffer to; 0 when not known.
+     */
+    default int sendBufferSize() {
+        return 0;
+    }
+
     /** Sends FIN after the bytes already written; later writes fail. Idempotent. */
     void shutdownOutput() throws IOException;
 

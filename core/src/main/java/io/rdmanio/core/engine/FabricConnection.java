@@ -986,6 +986,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         return n;
     }
 
+    @Override
+    public int sendBufferSize() {
+        return (int) Math.min(Integer.MAX_VALUE, (long) stagingCount * slotSize);
+    }
+
     private long write(ByteBuffer[] srcs, int offset, int length, boolean stage) throws IOException {
         awaitDisconnectJudgement();
         long total = writeOnce(srcs, offset, length, false, stage);

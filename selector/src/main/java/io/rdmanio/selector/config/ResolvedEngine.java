@@ -112,6 +112,21 @@ final class ResolvedEngine extends ForwardingEngine {
         }
 
         @Override
+        public int writeUrgent(ByteBuffer src) throws IOException {
+            return c.writeUrgent(src);
+        }
+
+        @Override
+        public void setOobInline(boolean on) {
+            c.setOobInline(on);
+        }
+
+        @Override
+        public int sendBufferSize() {
+            return c.sendBufferSize();
+        }
+
+        @Override
         public void addReadinessListener(ReadinessListener listener) {
             c.addReadinessListener(listener);
         }

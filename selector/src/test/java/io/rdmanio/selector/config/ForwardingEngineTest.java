@@ -35,6 +35,24 @@ class ForwardingEngineTest {
         assertTrue(ForwardingEngine.class.isAssignableFrom(ResolvedEngine.class));
     }
 
+    /**
+     * The same for the connection a resolved engine hands out: a default left in place answers for the fabric's
+     * connection underneath (urgent data once threw "not supported" on a resolver-routed connection, and
+     * {@code SO_OOBINLINE} never reached it).
+     */
+    @Test
+    void everyConnectionMethodIsForwardedNotLeftToItsDefault() throws Exception {
+        Class<?> watched = Class.forName(ResolvedEngine.class.getName() + "$Watched");
+        assertTrue(Connection.class.isAssignableFrom(watched));
+        for (Method m : Connection.class.getMethods()) {
+            if (Modifier.isStatic(m.getModifiers())) {
+                continue;
+            }
+            Method impl = watched.getMethod(m.getName(), m.getParameterTypes());
+            assertSame(watched, impl.getDeclaringClass(), "Connection." + m.getName() + " is not forwarded");
+        }
+    }
+
     @Test
     void theWakeupChannelsAndAWatchedArmReachTheEngineUnderneath() throws Exception {
         Pipe pipe = Pipe.open();
