@@ -665,6 +665,9 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             if (fallbackToTcp) {
                 wait = Math.min(wait, fabricLeft);
             } else if (wait <= 0) {
+                // The server never answered (a full backlog holds the request): given up, as a TCP socket closed
+                // in SYN_SENT, rather than completed behind the closed channel as a closed pending connect is.
+                c.abort();
                 closeQuietly();
                 throw new SocketTimeoutException("Connect timed out");
             }

@@ -92,6 +92,71 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertTrue(a.isConnected());
     }
 
+    /**
+     * The backlog is a limit, as Linux's: a listener with backlog 1 that does not accept completes two connects
+     * (backlog + 1) and holds the next (TCP drops its SYN, and the client retries it), which goes on once an accept
+     * makes room.
+     */
+    @Test
+    void aFullBacklogHoldsAConnectUntilAnAcceptMakesRoom() throws Exception {
+        ServerSocketChannel server = server(1);
+        SocketChannel[] c = connectThree(server);
+        SocketChannel first = track(server.accept());
+        assertEquals(c[0].getLocalAddress(), first.getRemoteAddress(), "accepted in order");
+        awaitConnected(c[2]);
+        assertEquals(c[1].getLocalAddress(), track(server.accept()).getRemoteAddress());
+        SocketChannel third = track(server.accept());
+        assertEquals(c[2].getLocalAddress(), third.getRemoteAddress());
+        c[2].write(ByteBuffer.wrap(new byte[] {7}));
+        ByteBuffer one = ByteBuffer.allocate(1);
+        while (one.hasRemaining()) {
+            assertTrue(third.read(one) >= 0, "end of stream");
+        }
+        assertEquals(7, one.get(0), "the held connection carries bytes once accepted");
+    }
+
+    /** A connect held by a full backlog whose listener closes is refused, as a retried SYN at a closed port. */
+    @Test
+    void aConnectHeldByAFullBacklogIsRefusedWhenTheListenerCloses() throws Exception {
+        ServerSocketChannel server = server(1);
+        SocketChannel[] c = connectThree(server);
+        server.close();
+        IOException e = assertThrows(IOException.class, () -> awaitConnected(c[2]),
+            "a held connect whose listener closed");
+        assertTrue(e instanceof ConnectException, e.toString());
+    }
+
+    private ServerSocketChannel server(int backlog) throws IOException {
+        ServerSocketChannel server = track(provider().openServerSocketChannel());
+        server.bind(new InetSocketAddress(address(), 0), backlog);
+        return server;
+    }
+
+    /** Three non-blocking connects to a listener of backlog 1 that does not accept: two complete, one is held. */
+    private SocketChannel[] connectThree(ServerSocketChannel server) throws Exception {
+        SocketChannel[] c = new SocketChannel[3];
+        for (int i = 0; i < c.length; i++) {
+            c[i] = client();
+            c[i].configureBlocking(false);
+            if (!c[i].connect(server.getLocalAddress()) && i < 2) {
+                awaitConnected(c[i]);
+            }
+        }
+        // Long enough for a connect to complete here, short of TCP's first SYN retry (1 s).
+        Thread.sleep(300);
+        assertFalse(c[2].finishConnect(), "the third connect is held");
+        return c;
+    }
+
+    /** Waits (bounded) for a non-blocking connect to complete; its failure is thrown. */
+    private static void awaitConnected(SocketChannel ch) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!ch.finishConnect()) {
+            assertTrue(System.nanoTime() - deadline < 0, "the connect never completed");
+            Thread.sleep(5);
+        }
+    }
+
     @Test
     void acceptReadinessWhenRegisteredBeforeBind() throws Exception {
         // As Netty does: register with no interest, bind, then ask for OP_ACCEPT.

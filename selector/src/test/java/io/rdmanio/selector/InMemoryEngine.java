@@ -64,7 +64,8 @@ final class InMemoryEngine implements Engine {
             if (listeners.containsKey(port)) {
                 throw new BindException("Address already in use: " + local + " on the memory fabric");
             }
-            MemListener l = new MemListener(new InetSocketAddress(local.getAddress(), port), options);
+            MemListener l = new MemListener(new InetSocketAddress(local.getAddress(), port), options,
+                Math.min(backlog < 1 ? 50 : backlog, 4096) + 1);
             listeners.put(port, l);
             return l;
         }
@@ -99,6 +100,12 @@ final class InMemoryEngine implements Engine {
             while ((c = handshakes.poll()) != null) {
                 work++;
                 MemListener l = listeners.get(c.remote.getPort());
+                if (l != null && !l.closed && (l.backlog.size() >= l.limit || (!l.held.isEmpty() && !c.wasHeld))) {
+                    // As Linux's accept queue: held (the client's SYN retried) until an accept makes room.
+                    c.wasHeld = true;
+                    l.held.add(c);
+                    continue;
+                }
                 c.pending = false;
                 if (l == null || l.closed) {
                     c.failure = new ConnectException("Connection refused: no listener at " + c.remote + " on the memory fabric");
@@ -224,12 +231,16 @@ final class InMemoryEngine implements Engine {
         final InetSocketAddress local;
         final ConnectionOptions options;
         final ArrayDeque<MemConnection> backlog = new ArrayDeque<>();
+        /** Connects beyond the accept queue's bound (backlog + 1), oldest first. */
+        final ArrayDeque<MemConnection> held = new ArrayDeque<>();
+        final int limit;
         final List<ReadinessListener> rls = new CopyOnWriteArrayList<>();
         boolean closed;
 
-        MemListener(InetSocketAddress local, ConnectionOptions options) {
+        MemListener(InetSocketAddress local, ConnectionOptions options, int limit) {
             this.local = local;
             this.options = options;
+            this.limit = limit;
         }
 
         void fire() {
@@ -249,9 +260,18 @@ final class InMemoryEngine implements Engine {
         }
 
         private Connection acceptOnce() {
+            Connection c;
+            Notifier n = null;
             synchronized (lock) {
-                return backlog.poll();
+                c = backlog.poll();
+                if (!held.isEmpty() && backlog.size() < limit) {
+                    handshakes.add(held.poll());
+                    n = takeArmedLocked();
+                    lock.notifyAll();
+                }
             }
+            signal(n);
+            return c;
         }
 
         @Override
@@ -289,14 +309,22 @@ final class InMemoryEngine implements Engine {
         @Override
         public void close() {
             List<MemConnection> refused;
+            List<MemConnection> heldRefused;
             synchronized (lock) {
                 closed = true;
                 listeners.remove(local.getPort(), this);
                 refused = new ArrayList<>(backlog);
                 backlog.clear();
+                for (MemConnection c : held) {
+                    c.pending = false;
+                    c.failure = new ConnectException("Connection refused: the listener at " + local + " closed");
+                }
+                heldRefused = new ArrayList<>(held);
+                held.clear();
                 lock.notifyAll();
             }
             refused.forEach(MemConnection::abort);
+            heldRefused.forEach(MemConnection::fire);
         }
     }
 
@@ -312,6 +340,8 @@ final class InMemoryEngine implements Engine {
         boolean creditQueued;
         boolean scheduled;
         boolean pending;
+        /** Held once by a full accept queue (re-queued by an accept: it goes before newer connects). */
+        boolean wasHeld;
         boolean connected;
         IOException failure;
         boolean closed;

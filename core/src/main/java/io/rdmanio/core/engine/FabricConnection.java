@@ -613,6 +613,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     void onEvent(CmEvent e) {
         boolean fire;
         boolean enqueue = false;
+        boolean handshakeFailed;
         synchronized (lock) {
             if (tornDown) {
                 return;
@@ -672,6 +673,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             // A disconnect ends what this side owed: nothing more can be posted.
             trackOwedLocked();
+            handshakeFailed = listener != null && state == CONNECTING && failure != null;
             tryTeardownLocked();
             fire = updateReadinessLocked();
         }
@@ -681,6 +683,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         if (enqueue && listener != null) {
             listener.enqueue(this);
+        } else if (handshakeFailed) {
+            listener.handshakeFailed(this);
         }
     }
 
@@ -984,6 +988,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         directRest = hasRemaining(srcs, offset, length);
         return n;
+    }
+
+    /** Whether this accepted connection's handshake is still under way (for the listener's accept queue). */
+    boolean isHandshaking() {
+        synchronized (lock) {
+            return state == CONNECTING && failure == null && !tornDown && !userClosed;
+        }
     }
 
     @Override

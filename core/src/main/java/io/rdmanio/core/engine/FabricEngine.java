@@ -227,7 +227,7 @@ final class FabricEngine implements Engine {
         CmId id = fabric.createId(events);
         try {
             id.bind(local);
-            id.listen(FabricListener.effectiveBacklog(backlog));
+            id.listen(FabricListener.fabricBacklog(backlog));
         } catch (IOException | RuntimeException e) {
             id.close();
             throw e;

@@ -25,16 +25,19 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
     private static final Logger LOG = Logs.get(FabricListener.class);
 
     /**
-     * Established connections waiting to be accepted, at least. Linux's TCP never refuses a connect for a full
-     * backlog (the client retries its SYN), and applications size the backlog for that: a burst of connects
-     * against the common default of 50 must not fail here. Beyond this many waiting connections a connect is
-     * refused with a reason naming the limit.
+     * Connect requests held at most while the accept queue is full. Linux's TCP never refuses a connect for a full
+     * backlog: it drops the SYN and the client retries it, so the connect waits (within its timeout) until an
+     * accept makes room, and applications size the backlog for that. Held requests are answered in order as
+     * {@link #accept} takes connections; beyond this many a connect is refused with a reason naming the limit.
      */
-    static final int MIN_BACKLOG = 1024;
+    static final int MAX_HELD = 1024;
+    /** Linux's bound on a listen backlog ({@code net.core.somaxconn}'s default). */
+    static final int SOMAXCONN = 4096;
 
     private final FabricEngine engine;
     private final CmId id;
-    private final int backlog;
+    /** Connections completed or being completed before an accept: the backlog + 1, as Linux's accept queue. */
+    private final int acceptLimit;
     private final ConnectionOptions options;
     private final InetSocketAddress local;
     /** Copied on write under {@link #listenersLock} (setup only), read without a lock and without allocating. */
@@ -44,33 +47,86 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
     // ---- guarded by lock
     private final Object lock = new Object();
     private final ArrayDeque<FabricConnection> ready = new ArrayDeque<>();
+    /** Requests answered whose handshake may still be under way: counted against the accept queue until done. */
+    private final ArrayList<FabricConnection> answered = new ArrayList<>();
+    /** Requests held while the accept queue is full, oldest first. */
+    private final ArrayDeque<CmEvent> held = new ArrayDeque<>();
     private boolean closed;
 
     FabricListener(FabricEngine engine, CmId id, int backlog, ConnectionOptions options) {
         this.engine = engine;
         this.id = id;
-        this.backlog = effectiveBacklog(backlog);
+        this.acceptLimit = acceptLimit(backlog);
         this.options = options;
         this.local = id.localAddress();
     }
 
-    /** The accept queue's bound for a requested backlog: {@link #MIN_BACKLOG} at least. */
-    static int effectiveBacklog(int requested) {
-        return Math.max(requested, MIN_BACKLOG);
+    /**
+     * The accept queue's bound for a requested backlog, as Linux's: the backlog (at most {@link #SOMAXCONN}; below
+     * 1, the JDK's default of 50) plus one.
+     */
+    static int acceptLimit(int requested) {
+        return Math.min(requested < 1 ? 50 : requested, SOMAXCONN) + 1;
     }
 
-    /** A connect request (progress thread): check the client's handshake, then accept or reject. */
+    /** The pending-request bound the fabric's listening id is given: the accept queue and the held requests. */
+    static int fabricBacklog(int requested) {
+        return acceptLimit(requested) + MAX_HELD;
+    }
+
+    /**
+     * A connect request (progress thread): held while the accept queue is full (or others are held before it),
+     * else answered.
+     */
     void onConnectRequest(CmEvent e) {
         synchronized (lock) {
             if (closed) {
                 engine.reject(e.id(), HandshakeDescriptor.REASON_LISTENER_CLOSED);
                 return;
             }
-            if (ready.size() >= backlog) {
-                engine.reject(e.id(), HandshakeDescriptor.REASON_NO_RESOURCES);
+            if (!held.isEmpty() || !hasRoomLocked()) {
+                if (held.size() >= MAX_HELD) {
+                    engine.reject(e.id(), HandshakeDescriptor.REASON_NO_RESOURCES);
+                    return;
+                }
+                held.add(e);
                 return;
             }
         }
+        answer(e, false);
+    }
+
+    /**
+     * Whether the accept queue has room for one more connection: those waiting for an accept and those whose
+     * handshake is under way (ended ones are dropped from the count here, lazily).
+     */
+    private boolean hasRoomLocked() {
+        if (ready.size() + answered.size() < acceptLimit) {
+            return true;
+        }
+        answered.removeIf(c -> !c.isHandshaking());
+        return ready.size() + answered.size() < acceptLimit;
+    }
+
+    /** Answers held requests, oldest first, while the accept queue has room (called without the lock). */
+    private void answerHeld() {
+        while (true) {
+            CmEvent e;
+            synchronized (lock) {
+                if (closed || held.isEmpty() || !hasRoomLocked()) {
+                    return;
+                }
+                e = held.poll();
+            }
+            answer(e, true);
+        }
+    }
+
+    /**
+     * Checks the client's handshake, then accepts or rejects. A held request whose client gave up meanwhile (its
+     * connect timed out, or it closed) fails to accept, quietly.
+     */
+    private void answer(CmEvent e, boolean wasHeld) {
         ByteBuffer pd = e.privateData() == null ? ByteBuffer.allocate(0)
             : e.privateData().duplicate().order(FrameDescriptor.BYTE_ORDER);
         int at = pd.position();
@@ -82,12 +138,30 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
             return;
         }
         InetSocketAddress from = e.id().remoteAddress();
+        FabricConnection c;
         try {
-            FabricConnection.accept(engine, this, e, options, HandshakeDescriptor.dataSlots(pd, at),
+            c = FabricConnection.accept(engine, this, e, options, HandshakeDescriptor.dataSlots(pd, at),
                 HandshakeDescriptor.controlSlots(pd, at));
         } catch (IOException | RuntimeException ex) {
             // FabricConnection.accept has rejected the request, naming the limit when one was reached.
-            LOG.warn("refused a connection from {} on {}: {}", from, local, ex.toString(), ex);
+            if (wasHeld) {
+                LOG.debug("a held connection request from {} on {} could not be accepted: {}", from, local,
+                    ex.toString());
+            } else {
+                LOG.warn("refused a connection from {} on {}: {}", from, local, ex.toString(), ex);
+            }
+            return;
+        }
+        boolean abort = false;
+        synchronized (lock) {
+            if (closed) {
+                abort = true;
+            } else if (c.isHandshaking()) {
+                answered.add(c);
+            }
+        }
+        if (abort) {
+            c.abort();
         }
     }
 
@@ -96,9 +170,18 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
         LOG.debug("listener {} got {}", local, e.type());
     }
 
+    /** An accepted connection whose handshake failed (called without its lock held): its room goes to one held. */
+    void handshakeFailed(FabricConnection c) {
+        synchronized (lock) {
+            answered.remove(c);
+        }
+        answerHeld();
+    }
+
     /** A connection whose handshake completed (called without its lock held). */
     void enqueue(FabricConnection c) {
         synchronized (lock) {
+            answered.remove(c);
             if (!closed) {
                 ready.add(c);
                 c = null;
@@ -130,6 +213,9 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
             engine.progressIfNotInside();
             c = acceptOnce();
         }
+        // Room in the accept queue (or handshakes that ended without a word): a connect held for it goes on, as a
+        // client's retried SYN finds room.
+        answerHeld();
         return c;
     }
 
@@ -188,6 +274,7 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
     @Override
     public void close() {
         List<FabricConnection> pending;
+        List<CmEvent> requests;
         synchronized (lock) {
             if (closed) {
                 return;
@@ -195,6 +282,13 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
             closed = true;
             pending = new ArrayList<>(ready);
             ready.clear();
+            answered.clear();
+            requests = new ArrayList<>(held);
+            held.clear();
+        }
+        // As a closed TCP port answers a retried SYN: refused.
+        for (CmEvent e : requests) {
+            engine.reject(e.id(), HandshakeDescriptor.REASON_LISTENER_CLOSED);
         }
         engine.unregister(this, id);
         id.close();

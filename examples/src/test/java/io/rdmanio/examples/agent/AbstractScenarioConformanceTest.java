@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -78,19 +80,27 @@ abstract class AbstractScenarioConformanceTest {
         assumeShm();
         Path both = dir.resolve("both.rules");
         Files.writeString(both, "bind 127.0.0.1 * both\nconnect 127.0.0.1 * both\n");
-        routedAsTheJdk("shm", both);
+        // Except "backlog": a server under both rules has two accept queues, the fabric's and the kernel's, and a
+        // client whose fabric request a full backlog holds falls back to TCP (docs/compatibility.md, Backlog).
+        routedAsTheJdk("shm", both, "backlog");
     }
 
     private void routedAsTheJdk(String fabric) throws Exception {
         routedAsTheJdk(fabric, rules);
     }
 
-    private void routedAsTheJdk(String fabric, Path rulesFile) throws Exception {
+    /** Runs the scenarios (all but {@code except}) routed, and requires the JDK's lines for them. */
+    private void routedAsTheJdk(String fabric, Path rulesFile, String... except) throws Exception {
         Path stats = dir.resolve(fabric + "-" + rulesFile.getFileName() + ".json");
+        List<String> skip = List.of(except);
+        List<String> lines = jdk.lines().filter(l -> !skip.contains(l.substring(0, Math.max(0, l.indexOf(':')))))
+            .collect(Collectors.toList());
+        String[] names = skip.isEmpty() ? new String[0]
+            : lines.stream().map(l -> l.substring(0, l.indexOf(':'))).toArray(String[]::new);
         AgentJvm.Outcome routed = AgentJvm.run(dir, "rules=" + rulesFile + ",fabric=" + fabric + ",stats=" + stats,
-            scenarios);
+            scenarios, names);
         assertEquals(0, routed.exitCode(), routed::describe);
-        assertEquals(jdk, routed.stdout(), routed::describe);
+        assertEquals(skip.isEmpty() ? jdk : String.join("\n", lines) + "\n", routed.stdout(), routed::describe);
         assertEquals(0, AgentJvm.stat(stats, "connections", "tcp"), () -> read(stats));
         assertTrue(AgentJvm.stat(stats, "connections", "rdma") >= connections, () -> read(stats));
         assertTrue(read(stats).contains("\"javaNet\": \"routed\"") && read(stats).contains("\"asyncChannels\": \"routed\""),

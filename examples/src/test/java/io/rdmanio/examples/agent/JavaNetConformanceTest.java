@@ -25,6 +25,8 @@ class JavaNetConformanceTest extends AbstractScenarioConformanceTest {
             "interruptWhileReading: read 7, interrupted true; closed false",
             "interruptWhileAccepting: accepted, interrupted true; server closed false",
             "lingerZeroResets: java.net.SocketException: Connection reset",
+            "backlog: connected; connected; java.net.SocketTimeoutException: Connect timed out; after an accept: "
+                + "connected",
             "readAfterClose: plain: read java.net.SocketException: Socket closed, read of nothing 0, available "
                 + "java.net.SocketException: Socket closed; after EOF (read -1 first): read -1, read of nothing 0, "
                 + "available java.net.SocketException: Socket closed; after shutdownInput: read "

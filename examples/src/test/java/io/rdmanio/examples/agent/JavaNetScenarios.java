@@ -51,6 +51,7 @@ public final class JavaNetScenarios {
         all.put("acceptTimeout", JavaNetScenarios::acceptTimeout);
         all.put("closeWhileAccepting", JavaNetScenarios::closeWhileAccepting);
         all.put("connectRefused", JavaNetScenarios::connectRefused);
+        all.put("backlog", JavaNetScenarios::backlog);
         all.put("options", JavaNetScenarios::options);
         all.put("serverOptions", JavaNetScenarios::serverOptions);
         all.put("addresses", JavaNetScenarios::addresses);
@@ -398,6 +399,39 @@ public final class JavaNetScenarios {
         } catch (IOException e) {
             return e.getClass().getName() + ", closed " + s.isClosed();
         }
+    }
+
+    /**
+     * A server of backlog 1 that does not accept: two connects complete, a third (with a timeout) times out; once an
+     * accept made room, a fourth connects.
+     */
+    static String backlog() throws Exception {
+        StringBuilder out = new StringBuilder();
+        List<Socket> open = new java.util.ArrayList<>();
+        try (ServerSocket ss = new ServerSocket(0, 1, LOOPBACK)) {
+            ss.setSoTimeout(GUARD_MILLIS);
+            InetSocketAddress at = new InetSocketAddress(LOOPBACK, ss.getLocalPort());
+            for (int i = 0; i < 3; i++) {
+                Socket s = new Socket();
+                open.add(s);
+                try {
+                    s.connect(at, 500);
+                    out.append("connected; ");
+                } catch (IOException e) {
+                    out.append(describe(e)).append("; ");
+                }
+            }
+            open.add(ss.accept());
+            Socket s = new Socket();
+            open.add(s);
+            s.connect(at, GUARD_MILLIS);
+            out.append("after an accept: connected");
+        } finally {
+            for (Socket s : open) {
+                s.close();
+            }
+        }
+        return out.toString();
     }
 
     /**

@@ -193,7 +193,7 @@ class ShmResourcesParityTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})
-    void theApplicationsBacklogIsHonouredBeyondTheEnginesMinimum(String transport) throws Exception {
+    void aLargeBacklogHoldsThatManyConnectsWaitingForAccept(String transport) throws Exception {
         int n = 1100;
         ServerSocketChannel server = track(provider(transport).openServerSocketChannel());
         server.bind(new InetSocketAddress("127.0.0.1", 0), n + 100);
