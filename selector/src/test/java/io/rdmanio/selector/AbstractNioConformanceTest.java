@@ -148,6 +148,52 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         return c;
     }
 
+    /**
+     * A connection to the IPv6 loopback address is made from it, as Linux picks the source for a local destination:
+     * both ends name {@code ::1}, the accepted channel's remote address is the client's local one.
+     */
+    @Test
+    void aConnectionToTheIpv6LoopbackIsMadeFromIt() throws Exception {
+        InetAddress v6 = InetAddress.getByName("::1");
+        ServerSocketChannel server = track(provider().openServerSocketChannel());
+        try {
+            server.bind(new InetSocketAddress(v6, 0));
+        } catch (IOException e) {
+            org.junit.jupiter.api.Assumptions.abort("no IPv6 loopback here: " + e);
+        }
+        SocketChannel c = client();
+        c.connect(server.getLocalAddress());
+        SocketChannel a = track(server.accept());
+        InetSocketAddress local = (InetSocketAddress) c.getLocalAddress();
+        assertEquals(v6, local.getAddress(), "the client's local address");
+        assertEquals(local, a.getRemoteAddress(), "the accepted channel's remote address");
+        assertEquals(server.getLocalAddress(), a.getLocalAddress());
+        assertEquals(server.getLocalAddress(), c.getRemoteAddress());
+    }
+
+    /**
+     * Each of many connections from this process has an address of its own, as a kernel's ephemeral ports are
+     * unique: a server that keys its clients by remote address never mixes two up.
+     */
+    @Test
+    void manyConnectionsEachHaveTheirOwnAddress() throws Exception {
+        int n = 200;
+        ServerSocketChannel server = server();
+        java.util.Set<SocketAddress> locals = new java.util.HashSet<>();
+        java.util.Set<SocketAddress> remotes = new java.util.HashSet<>();
+        for (int i = 0; i < n; i++) {
+            SocketChannel c = track(provider().openSocketChannel());
+            c.setOption(StandardSocketOptions.SO_RCVBUF, 16 << 10);
+            c.setOption(StandardSocketOptions.SO_SNDBUF, 16 << 10);
+            c.connect(server.getLocalAddress());
+            SocketChannel a = track(server.accept());
+            assertTrue(locals.add(c.getLocalAddress()), "a second connection from " + c.getLocalAddress());
+            assertTrue(remotes.add(a.getRemoteAddress()), "a second connection accepted from "
+                + a.getRemoteAddress());
+            assertEquals(c.getLocalAddress(), a.getRemoteAddress());
+        }
+    }
+
     /** Waits (bounded) for a non-blocking connect to complete; its failure is thrown. */
     private static void awaitConnected(SocketChannel ch) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);

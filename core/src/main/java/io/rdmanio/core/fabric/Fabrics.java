@@ -1,6 +1,8 @@
 package io.rdmanio.core.fabric;
 
 import java.io.IOException;
+import java.net.Inet6Address;
+import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +17,31 @@ import java.util.ServiceLoader;
  */
 public final class Fabrics {
 
+    private static final InetAddress LOOPBACK4 = loopback(new byte[] {127, 0, 0, 1});
+    private static final InetAddress LOOPBACK6 = loopback(new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
+
     private Fabrics() {
+    }
+
+    private static InetAddress loopback(byte[] address) {
+        try {
+            return InetAddress.getByAddress("localhost", address);
+        } catch (java.net.UnknownHostException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * For a fabric whose peers are on this host (shm, loopback): the address a connection to {@code remote} is
+     * made from when no source was bound, as Linux picks it for a local destination: the loopback address of the
+     * remote's family for a loopback or wildcard remote ({@code ::1} for {@code ::1}), else the remote's own
+     * address (a host's address reached from the host itself).
+     */
+    public static InetAddress localSourceFor(InetAddress remote) {
+        if (remote.isLoopbackAddress() || remote.isAnyLocalAddress()) {
+            return remote instanceof Inet6Address ? LOOPBACK6 : LOOPBACK4;
+        }
+        return remote;
     }
 
     /**

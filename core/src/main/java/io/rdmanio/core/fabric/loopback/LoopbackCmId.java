@@ -3,6 +3,7 @@ package io.rdmanio.core.fabric.loopback;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.fabric.QueuePair;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -139,7 +140,8 @@ final class LoopbackCmId implements CmId {
                     return;
                 }
                 if (bound == null) {
-                    bound = LoopbackNamespace.bind(this, new InetSocketAddress(LOCALHOST, 0));
+                    bound = LoopbackNamespace.bind(this,
+                        new InetSocketAddress(Fabrics.localSourceFor(address.getAddress()), 0));
                     local = bound;
                 }
                 LoopbackCmId server = LoopbackNamespace.listenerFor(address);

@@ -3,6 +3,7 @@ package io.rdmanio.core.fabric.shm;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.fabric.QueuePair;
 import java.io.IOException;
 import java.net.BindException;
@@ -91,7 +92,6 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     /** How long a connect waits for room in a listener's full kernel queue before it is refused. */
     static final long CONNECT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(3);
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final InetAddress LOCALHOST = InetAddress.getLoopbackAddress();
 
     final ShmFabric fabric;
     final ShmEventChannel channel;
@@ -108,6 +108,8 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     private Path socketPath;
     private long socketInode;
     private int backlog;
+    /** The port {@link ShmFabric#takeEphemeralPort} gave this connecting id, returned at close; 0: none. */
+    private int ephemeralPort;
     private final List<ShmCmId> pending = new ArrayList<>();
     private final List<ShmLink> unrequested = new ArrayList<>();
     /** Passive side: the listener, and the peer as its request described it. */
@@ -435,8 +437,9 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     public synchronized void connectFrom(InetSocketAddress source) throws IOException {
         Objects.requireNonNull(source, "source");
         ensureState(IDLE, "connectFrom");
-        // The caller's kernel socket holds the port; the peer sees it as this end's address.
-        local = source.getAddress().isAnyLocalAddress() ? new InetSocketAddress(LOCALHOST, source.getPort()) : source;
+        // The caller's kernel socket holds the port; the peer sees it as this end's address (a wildcard one as
+        // the address connect finds for the remote).
+        local = source;
     }
 
     @Override
@@ -458,7 +461,10 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 refusal = "unreachable";
             } else {
                 if (local == null) {
-                    local = new InetSocketAddress(LOCALHOST, ThreadLocalRandom.current().nextInt(32768, 61000));
+                    ephemeralPort = fabric.takeEphemeralPort();
+                    local = new InetSocketAddress(Fabrics.localSourceFor(address.getAddress()), ephemeralPort);
+                } else if (local.getAddress().isAnyLocalAddress()) {
+                    local = new InetSocketAddress(Fabrics.localSourceFor(address.getAddress()), local.getPort());
                 }
                 // No link yet: close and disconnect meanwhile end the attempt, which then finds the state changed.
                 state = CONNECTING;
@@ -1133,6 +1139,10 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 parent = listener;
             }
             state = CLOSED;
+            if (ephemeralPort > 0) {
+                fabric.releaseEphemeralPort(ephemeralPort);
+                ephemeralPort = 0;
+            }
             l = link;
             link = null;
             ss = server;

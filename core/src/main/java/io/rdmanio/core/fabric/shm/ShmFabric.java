@@ -104,6 +104,10 @@ public final class ShmFabric implements Fabric {
     final GroupPrincipal group;
     /** Completion queues offer wakeup pipes (see {@link ShmCompletionQueue#wakeupChannel()}). */
     final boolean wakeupChannels;
+    /** Linux's default ephemeral range ({@code net.ipv4.ip_local_port_range}): [low, high). */
+    static final int EPHEMERAL_LOW = 32768;
+    static final int EPHEMERAL_HIGH = 61000;
+
     final String bootId;
     final long dirDevice;
     final long dirInode;
@@ -118,6 +122,11 @@ public final class ShmFabric implements Fabric {
     private final AtomicLong doorbells = new AtomicLong();
     private final AtomicInteger nextQpNum = new AtomicInteger(0x21);
     private final AtomicInteger localKeys = new AtomicInteger();
+    /** Guarded by itself: the ephemeral ports this fabric's connecting ids hold (see {@link #takeEphemeralPort}). */
+    private final java.util.BitSet ephemeralInUse = new java.util.BitSet(EPHEMERAL_HIGH);
+    /** Guarded by {@link #ephemeralInUse}: where the next search for a free ephemeral port starts. */
+    private int nextEphemeral = EPHEMERAL_LOW
+        + java.util.concurrent.ThreadLocalRandom.current().nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW);
 
     // ---- guarded by this
     /** Regions by directory slot; grown as slots are first used. */
@@ -773,5 +782,32 @@ public final class ShmFabric implements Fabric {
     @Override
     public String toString() {
         return "shm fabric at " + dir;
+    }
+
+    /**
+     * A local port for a connecting id that bound none: the next free one of the ephemeral range, so that no two
+     * live connections of this process show the same address (a server that keys its clients by address would
+     * otherwise mix two up), as a kernel's ephemeral ports are unique. Given back by {@link #releaseEphemeralPort}.
+     */
+    int takeEphemeralPort() {
+        synchronized (ephemeralInUse) {
+            int range = EPHEMERAL_HIGH - EPHEMERAL_LOW;
+            for (int i = 0; i < range; i++) {
+                int port = nextEphemeral;
+                nextEphemeral = port + 1 == EPHEMERAL_HIGH ? EPHEMERAL_LOW : port + 1;
+                if (!ephemeralInUse.get(port)) {
+                    ephemeralInUse.set(port);
+                    return port;
+                }
+            }
+            // Every one taken (more live connections than the range): shared, as the range is exhausted.
+            return nextEphemeral;
+        }
+    }
+
+    void releaseEphemeralPort(int port) {
+        synchronized (ephemeralInUse) {
+            ephemeralInUse.clear(port);
+        }
     }
 }
