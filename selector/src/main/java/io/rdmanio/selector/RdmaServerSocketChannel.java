@@ -56,6 +56,8 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
 
     private final RdmaSelectorProvider rdma;
     private final ReentrantLock acceptLock = new ReentrantLock();
+    /** The blocking mode as {@link #implConfigureBlocking} last set it (under the accept lock). */
+    private volatile boolean blockingMode = true;
     private final Object stateLock = new Object();
 
     // -- written under the state lock, read anywhere
@@ -297,18 +299,20 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         adoptDelegate(d);
     }
 
-    /** Makes the bound JDK channel {@code d} this channel's only transport, in this channel's blocking mode. */
+    /**
+     * Caller holds the accept lock. Makes the bound JDK channel {@code d} this channel's only transport, in this
+     * channel's blocking mode ({@link #blockingMode}: a configureBlocking waits for the accept lock).
+     */
     private void adoptDelegate(ServerSocketChannel d) throws IOException {
-        synchronized (blockingLock()) {
-            synchronized (stateLock) {
-                if (!isOpen()) {
-                    d.close();
-                    throw new ClosedChannelException();
-                }
-                d.configureBlocking(isBlocking());
-                delegate = d;
-                route = ROUTE_DELEGATE;
+        assert acceptLock.isHeldByCurrentThread();
+        synchronized (stateLock) {
+            if (!isOpen()) {
+                d.close();
+                throw new ClosedChannelException();
             }
+            d.configureBlocking(blockingMode);
+            delegate = d;
+            route = ROUTE_DELEGATE;
         }
     }
 
@@ -640,21 +644,31 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         }
     }
 
+    /**
+     * As the JDK's: waits for an accept under way in another thread (the accept lock), so a blocking accept that
+     * is waiting keeps its mode until it returns.
+     */
     @Override
     protected void implConfigureBlocking(boolean block) throws IOException {
-        ServerSocketChannel d = delegate;
-        // On both transports the JDK channel stays non-blocking: accept waits on both itself.
-        if (d != null && route == ROUTE_DELEGATE) {
-            if (block) {
-                synchronized (stateLock) {
-                    for (RdmaSelectionKey k : keys) {
-                        if (!k.isValid()) {
-                            k.cancelInner();
+        acceptLock.lock();
+        try {
+            blockingMode = block;
+            ServerSocketChannel d = delegate;
+            // On both transports the JDK channel stays non-blocking: accept waits on both itself.
+            if (d != null && route == ROUTE_DELEGATE) {
+                if (block) {
+                    synchronized (stateLock) {
+                        for (RdmaSelectionKey k : keys) {
+                            if (!k.isValid()) {
+                                k.cancelInner();
+                            }
                         }
                     }
                 }
+                d.configureBlocking(block);
             }
-            d.configureBlocking(block);
+        } finally {
+            acceptLock.unlock();
         }
     }
 

@@ -73,6 +73,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     private final RdmaSelectorProvider rdma;
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
+    /** The blocking mode as {@link #implConfigureBlocking} last set it (under the read and write locks). */
+    private volatile boolean blockingMode = true;
     private final Object stateLock = new Object();
 
     // -- read lock
@@ -329,37 +331,40 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         }
     }
 
-    /** Routes to the JDK's TCP (once): opens the delegate, replays options, mirrors the blocking mode. */
+    /**
+     * Caller holds the read and write locks. Routes to the JDK's TCP (once): opens the delegate, replays options,
+     * mirrors the blocking mode ({@link #blockingMode}: a configureBlocking waits for these locks, so the mode
+     * cannot change meanwhile, and one that comes after finds the delegate).
+     */
     private SocketChannel routeToDelegate() throws IOException {
+        assert readLock.isHeldByCurrentThread() && writeLock.isHeldByCurrentThread();
         SocketChannel d;
-        synchronized (blockingLock()) {
-            synchronized (stateLock) {
-                ensureOpen();
-                if (route == ROUTE_FABRIC) {
-                    throw new IllegalStateException("already routed to a fabric");
-                }
-                d = delegate;
-                if (d != null) {
-                    return d;
-                }
-                Closeable held = boundHolder;
-                d = held instanceof SocketChannel ? (SocketChannel) held : rdma.jdk().openSocketChannel();
-                try {
-                    replayOptions(d);
-                    d.configureBlocking(isBlocking());
-                    if (held != null && held != d) {
-                        // A java.net socket's port, let go for a channel of the same address: TCP after the fabric.
-                        held.close();
-                        d.bind(boundAddress);
-                    }
-                } catch (IOException | RuntimeException e) {
-                    d.close();
-                    throw e;
-                }
-                delegate = d;
-                boundHolder = null;
-                route = ROUTE_DELEGATE;
+        synchronized (stateLock) {
+            ensureOpen();
+            if (route == ROUTE_FABRIC) {
+                throw new IllegalStateException("already routed to a fabric");
             }
+            d = delegate;
+            if (d != null) {
+                return d;
+            }
+            Closeable held = boundHolder;
+            d = held instanceof SocketChannel ? (SocketChannel) held : rdma.jdk().openSocketChannel();
+            try {
+                replayOptions(d);
+                d.configureBlocking(blockingMode);
+                if (held != null && held != d) {
+                    // A java.net socket's port, let go for a channel of the same address: TCP after the fabric.
+                    held.close();
+                    d.bind(boundAddress);
+                }
+            } catch (IOException | RuntimeException e) {
+                d.close();
+                throw e;
+            }
+            delegate = d;
+            boundHolder = null;
+            route = ROUTE_DELEGATE;
         }
         publishRoute();
         return d;
@@ -1396,15 +1401,30 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         }
     }
 
+    /**
+     * As the JDK's: waits for a read, write or connect under way in another thread (their locks), so a blocking
+     * read that is waiting keeps its mode until it returns; routing to TCP, which holds both locks, cannot happen
+     * meanwhile, and a delegate made before takes the mode here.
+     */
     @Override
     protected void implConfigureBlocking(boolean block) throws IOException {
-        // Called with the blocking lock held, so the delegate cannot appear meanwhile.
-        SocketChannel d = delegate;
-        if (d != null) {
-            if (block) {
-                dropCancelledInnerKeys();
+        readLock.lock();
+        try {
+            writeLock.lock();
+            try {
+                blockingMode = block;
+                SocketChannel d = delegate;
+                if (d != null) {
+                    if (block) {
+                        dropCancelledInnerKeys();
+                    }
+                    d.configureBlocking(block);
+                }
+            } finally {
+                writeLock.unlock();
             }
-            d.configureBlocking(block);
+        } finally {
+            readLock.unlock();
         }
     }
 

@@ -194,6 +194,40 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         }
     }
 
+    /**
+     * As the JDK's: {@code configureBlocking} from another thread waits for a blocking read under way on the
+     * channel (which keeps its mode until it returns), and for a blocking accept on a server channel.
+     */
+    @Test
+    void configureBlockingWaitsForABlockedReadAndABlockedAccept() throws Exception {
+        SocketChannel[] p = pair();
+        CompletableFuture<Integer> read = start("blocked-read", () -> p[0].read(ByteBuffer.allocate(4)), null);
+        Thread.sleep(200);
+        assertFalse(read.isDone(), "the read blocks");
+        CompletableFuture<Object> mode = start("configure", () -> p[0].configureBlocking(false), null);
+        Thread.sleep(300);
+        assertFalse(mode.isDone(), "configureBlocking waits for the blocked read");
+        assertTrue(p[0].isBlocking());
+        p[1].write(ByteBuffer.wrap(new byte[] {1, 2}));
+        assertEquals(2, (int) await(read));
+        await(mode);
+        assertFalse(p[0].isBlocking());
+        assertEquals(0, p[0].read(ByteBuffer.allocate(4)), "non-blocking now");
+
+        ServerSocketChannel server = server();
+        CompletableFuture<SocketChannel> accept = start("blocked-accept", server::accept, null);
+        Thread.sleep(200);
+        CompletableFuture<Object> serverMode = start("configure-server", () -> server.configureBlocking(false), null);
+        Thread.sleep(300);
+        assertFalse(serverMode.isDone(), "configureBlocking waits for the blocked accept");
+        SocketChannel c = client();
+        c.connect(server.getLocalAddress());
+        track(await(accept));
+        await(serverMode);
+        assertFalse(server.isBlocking());
+        assertEquals(null, server.accept(), "non-blocking now");
+    }
+
     /** Waits (bounded) for a non-blocking connect to complete; its failure is thrown. */
     private static void awaitConnected(SocketChannel ch) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
