@@ -72,7 +72,7 @@ final class RdmaServerSocketAdaptor extends ServerSocket {
 
     /** As the JDK's adaptor: the address stays readable after the channel is closed. */
     private InetSocketAddress local() {
-        return ch.localAddressKept();
+        return ch.channelAddressKept();
     }
 
     @Override

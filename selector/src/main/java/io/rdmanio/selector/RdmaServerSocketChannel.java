@@ -68,6 +68,11 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     private volatile Listener listener;
     /** On a fabric alone: the kernel's TCP socket bound (not listening) to the listener's port, held for its life. */
     private volatile SocketChannel portHold;
+    /**
+     * A fabric listener bound to the wildcard: the address as the JDK's channel reports it (its port holder's:
+     * {@code [::]} on a dual-stack JDK, {@code 0.0.0.0} with {@code java.net.preferIPv4Stack}); else null.
+     */
+    private volatile InetSocketAddress wildcardAsJdk;
 
     // -- accept lock
     private int acceptTurn;
@@ -245,6 +250,10 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                 delegate = d;
                 portHold = hold;
                 route = r;
+                if (hold != null && d == null && l.localAddress().getAddress().isAnyLocalAddress()) {
+                    InetSocketAddress h = (InetSocketAddress) hold.getLocalAddress();
+                    wildcardAsJdk = new InetSocketAddress(h.getAddress(), l.localAddress().getPort());
+                }
                 return;
             }
         }
@@ -604,10 +613,22 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     @Override
     public SocketAddress getLocalAddress() throws IOException {
         ensureOpen();
-        return localAddressKept();
+        return channelAddressKept();
     }
 
-    /** The local address as the JDK's adaptor reads it: kept after close ({@code null} while unbound). */
+    /**
+     * The local address as the JDK's channel and its adaptor report it, kept after close: a wildcard as the JDK's
+     * channel names it ({@code [::]} where the JDK's sockets are dual-stack).
+     */
+    InetSocketAddress channelAddressKept() {
+        InetSocketAddress w = wildcardAsJdk;
+        return w != null ? w : localAddressKept();
+    }
+
+    /**
+     * The local address as bound, kept after close ({@code null} while unbound): what a java.net
+     * {@code ServerSocket} reports ({@code 0.0.0.0} for a wildcard, as the JDK's).
+     */
     InetSocketAddress localAddressKept() {
         ServerSocketChannel d = delegate;
         if (d != null) {

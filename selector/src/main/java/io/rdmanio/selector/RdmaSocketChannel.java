@@ -390,6 +390,17 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         }
     }
 
+    private static final InetAddress LOOPBACK4 = unnamed(new byte[] {127, 0, 0, 1});
+    private static final InetAddress LOOPBACK6 = unnamed(new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
+
+    private static InetAddress unnamed(byte[] address) {
+        try {
+            return InetAddress.getByAddress(address);
+        } catch (java.net.UnknownHostException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private static InetSocketAddress checkRemote(SocketAddress sa) {
         Objects.requireNonNull(sa, "remote");
         if (!(sa instanceof InetSocketAddress)) {
@@ -400,8 +411,10 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             throw new UnresolvedAddressException();
         }
         if (isa.getAddress().isAnyLocalAddress()) {
-            // As the JDK: connecting to the wildcard address means this host.
-            return new InetSocketAddress(InetAddress.getLoopbackAddress(), isa.getPort());
+            // As the JDK's channel: connecting to the wildcard address means the loopback address of its family
+            // (::1 for ::), named without a host name.
+            return new InetSocketAddress(isa.getAddress() instanceof java.net.Inet6Address ? LOOPBACK6 : LOOPBACK4,
+                isa.getPort());
         }
         return isa;
     }

@@ -111,6 +111,11 @@ final class RoutingSocketImpl extends SocketImpl {
         }
         if (address instanceof InetSocketAddress && !((InetSocketAddress) address).isUnresolved()) {
             InetSocketAddress isa = (InetSocketAddress) address;
+            if (isa.getAddress().isAnyLocalAddress()) {
+                // As the JDK's socket: the wildcard address means this host, by its name; routed as that.
+                isa = new InetSocketAddress(InetAddress.getLocalHost(), isa.getPort());
+                address = isa;
+            }
             Route r = rdma.config().router().forConnect(isa);
             if (r.usesFabric()) {
                 connectRouted(impl, isa, timeout);

@@ -124,9 +124,45 @@ public final class Rules implements Router {
         return match(connectRules, remote);
     }
 
+    /**
+     * The first rule that matches; when none does, an address that is one family's loopback ({@code ::1},
+     * {@code 127.0.0.1}) takes the first rule that names the other's (that address alone, not a prefix), so that a
+     * rule for this host's loopback holds whichever family a program reaches it by (the JDK connects to
+     * {@code ::1} for a server's {@code [::]} address).
+     */
     private static Route match(Rule[] rules, InetSocketAddress address) {
         InetAddress ip = address.getAddress();
         int port = address.getPort();
+        Route r = match(rules, ip, port);
+        if (r == Route.NO_MATCH && ip != null) {
+            byte[] a = ip.getAddress();
+            InetAddress other = Arrays.equals(a, LOOPBACK6) ? LOOPBACK4_ADDRESS
+                : Arrays.equals(a, LOOPBACK4) ? LOOPBACK6_ADDRESS : null;
+            if (other != null) {
+                for (Rule rule : rules) {
+                    if (rule.namesLoopback() && rule.matches(other, port)) {
+                        return rule.route;
+                    }
+                }
+            }
+        }
+        return r;
+    }
+
+    private static final byte[] LOOPBACK4 = {127, 0, 0, 1};
+    private static final byte[] LOOPBACK6 = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    private static final InetAddress LOOPBACK4_ADDRESS = unnamed(LOOPBACK4);
+    private static final InetAddress LOOPBACK6_ADDRESS = unnamed(LOOPBACK6);
+
+    private static InetAddress unnamed(byte[] address) {
+        try {
+            return InetAddress.getByAddress(address);
+        } catch (java.net.UnknownHostException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static Route match(Rule[] rules, InetAddress ip, int port) {
         for (Rule rule : rules) {
             if (rule.matches(ip, port)) {
                 return rule.route;
@@ -202,6 +238,12 @@ public final class Rules implements Router {
             this.lowPort = lowPort;
             this.highPort = highPort;
             this.route = route;
+        }
+
+        /** Whether the rule names a loopback address alone ({@code 127.0.0.1}, {@code ::1}), not a prefix. */
+        boolean namesLoopback() {
+            return network != null && prefix == network.length * 8
+                && (Arrays.equals(network, LOOPBACK4) || Arrays.equals(network, LOOPBACK6));
         }
 
         boolean matches(InetAddress ip, int port) {

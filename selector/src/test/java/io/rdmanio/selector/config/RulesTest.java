@@ -67,6 +67,24 @@ class RulesTest {
         assertNull(Route.NO_MATCH.rule());
     }
 
+    /**
+     * This host's loopback is one place whichever family reaches it: with no rule for {@code ::1}, it routes as
+     * {@code 127.0.0.1} (the JDK connects to {@code ::1} for a wildcard server's {@code [::]}), and the other way;
+     * a rule that names it wins, and no other address is widened.
+     */
+    @Test
+    void eitherLoopbackRoutesAsTheOtherWhenNoRuleNamesIt() throws Exception {
+        Rules r = rules("connect 127.0.0.1 5000\nbind ::1 6000 both\n");
+        assertEquals(Action.RDMA, r.forConnect(at("::1", 5000)).action());
+        assertEquals(Action.BOTH, r.forBind(at("127.0.0.1", 6000)).action());
+        assertSame(Route.NO_MATCH, r.forConnect(at("::1", 5001)));
+        assertSame(Route.NO_MATCH, r.forConnect(at("127.0.0.2", 5000)));
+        assertSame(Route.NO_MATCH, r.forConnect(at("::2", 5000)));
+        Rules named = rules("connect ::1 5000 tcp\nconnect 127.0.0.1 5000\n");
+        assertEquals(Action.TCP, named.forConnect(at("::1", 5000)).action());
+        assertEquals(Action.RDMA, named.forConnect(at("127.0.0.1", 5000)).action());
+    }
+
     /** What decides whether the agent installs java.net's socket factories at all. */
     @Test
     void routesNothingOnlyWithoutAFabricRule() throws Exception {
@@ -170,7 +188,9 @@ class RulesTest {
         assertEquals(Action.AUTO, r.forConnect(at("fd00:1:2:2::1", 5)).action());
         assertEquals(Action.AUTO, r.forConnect(at("fd00:1:2:3:ffff::1", 5)).action());
         assertEquals(Action.RDMA, r.forConnect(at("fd00:1:2:4::1", 5)).action());
-        assertSame(Route.NO_MATCH, r.forConnect(at("127.0.0.1", 5)));
+        // IPv6 rules, even ::/0, never match an IPv4 address; only the rule naming ::1 holds for 127.0.0.1.
+        assertSame(Route.NO_MATCH, r.forConnect(at("127.0.0.2", 5)));
+        assertEquals("test.rules:1: connect ::1 * tcp", r.forConnect(at("127.0.0.1", 5)).rule());
     }
 
     @Test
