@@ -100,10 +100,7 @@ class WriterEndingParityTest {
     void writerInAnotherJvm(String transport, int bytes, String ending) throws Exception {
         try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
-            int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
-            List<String> args = List.of(Integer.toString(port), Integer.toString(bytes), ending);
-            try (Child writer = transport.equals("shm")
-                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args)) {
+            try (Child writer = writer(transport, server, bytes, ending)) {
                 try (SocketChannel reader = server.accept()) {
                     readSlowly(reader, NioPeerMain.pattern(bytes, 5), writer);
                 }
@@ -168,11 +165,7 @@ class WriterEndingParityTest {
         byte[] expected = NioPeerMain.pattern(MB3, 5);
         try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
-            List<String> args = List.of(
-                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(MB3),
-                "hang");
-            try (Child writer = transport.equals("shm")
-                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args);
+            try (Child writer = writer(transport, server, MB3, "hang");
                  SocketChannel reader = server.accept()) {
                 ByteBuffer b = ByteBuffer.allocate(READ_CHUNK);
                 CRC32 crc = new CRC32();
@@ -232,11 +225,7 @@ class WriterEndingParityTest {
         byte[] expected = NioPeerMain.pattern(bytes, 5);
         try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
-            List<String> args = List.of(
-                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(bytes),
-                ending);
-            try (Child writer = transport.equals("shm")
-                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args);
+            try (Child writer = writer(transport, server, bytes, ending);
                  SocketChannel reader = server.accept()) {
                 ByteBuffer in = ByteBuffer.allocate(bytes + 1);
                 while (in.position() < bytes) {
@@ -301,11 +290,7 @@ class WriterEndingParityTest {
         int bytes = 100;
         try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
-            List<String> args = List.of(
-                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(bytes),
-                ending);
-            try (Child writer = transport.equals("shm")
-                    ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args);
+            try (Child writer = writer(transport, server, bytes, ending);
                  SocketChannel reader = server.accept()) {
                 if (ending.equals("unread-exit")) {
                     ByteBuffer toWriter = ByteBuffer.wrap(NioPeerMain.pattern(1000, 7));
@@ -401,6 +386,14 @@ class WriterEndingParityTest {
     }
 
     /** The writer's JVM: the JDK's TCP (no provider) or rdmanio on shm; its output read line by line. */
+    /** The writer JVM ending by {@code ending}, connected to {@code server}: on shm, or the JDK's TCP for "tcp". */
+    private static Child writer(String transport, ServerSocketChannel server, int bytes, String ending)
+            throws IOException {
+        List<String> args = List.of(Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()),
+            Integer.toString(bytes), ending);
+        return transport.equals("shm") ? Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of(), args) : Child.plain(args);
+    }
+
     private static final class Child implements AutoCloseable {
         private final Process process;
         private final List<String> seen = Collections.synchronizedList(new ArrayList<>());
