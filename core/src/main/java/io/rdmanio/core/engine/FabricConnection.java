@@ -130,6 +130,13 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * connection that reads -1 instead of never seeing it.
      */
     private boolean finAfterConnect;
+    /**
+     * How long a connect closed while pending still waits for the server's answer before it is given up: TCP's
+     * handshake on one host is done before the close unless the listener's full backlog dropped the SYN, and a
+     * client closed before its first retry (1 s) is never seen by the server. Answered in time, the connection
+     * completes and sends its FIN; not, the request is abandoned, and a listener that held it skips it.
+     */
+    static final long PENDING_CONNECT_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private boolean connectFinished;
     private boolean disconnectCalled;
     private boolean disconnectSeen;
@@ -1527,7 +1534,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private void lingerLocked() {
         if (!tornDown && !lingering) {
             lingering = true;
-            lingerDeadline = System.nanoTime() + engine.lingerNanos;
+            lingerDeadline = System.nanoTime() + (finAfterConnect
+                ? Math.min(engine.lingerNanos, PENDING_CONNECT_GRACE_NANOS) : engine.lingerNanos);
             engine.beginLinger(this);
         }
     }
