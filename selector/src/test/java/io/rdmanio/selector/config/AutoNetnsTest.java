@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 class AutoNetnsTest {
 
     private static final String SA = Netns.address(0);
+    private static final String SB = Netns.address(1);
     private static final String SC = Netns.address(2);
     private static final int PORT = 47311;
     private static final int RESOLVER_PORT = 17481;
@@ -87,7 +88,14 @@ class AutoNetnsTest {
         assertTrue(toRdmanio.contains("shm"), "the rdmanio peer over the fabric: " + toRdmanio);
         assertFalse(toPlain.contains("FAILED") || toPlain.contains("shm"), "the plain peer over TCP: " + toPlain);
         assertFalse(toPlainAgain.contains("FAILED") || toPlainAgain.contains("shm"), toPlainAgain);
-        assertTrue(server.expect("ACCEPTED").contains("shm"));
+        String accepted = server.expect("ACCEPTED");
+        assertTrue(accepted.contains("shm"), accepted);
+        // From the client's own namespace's address, as over TCP (the host's /dev/shm is shared, the addresses
+        // are not), on a port the server sees as the client shows it.
+        Matcher from = Pattern.compile("local=/" + Pattern.quote(SB) + ":(\\d+) ").matcher(toRdmanio);
+        assertTrue(from.find(), "connected from " + SB + ": " + toRdmanio);
+        assertTrue(accepted.contains("remote=/" + SB + ":" + from.group(1)), "the server sees the client's address: "
+            + accepted + " / " + toRdmanio);
         client.close();
 
         String json = Files.readString(dir.resolve("client.json"), StandardCharsets.UTF_8);

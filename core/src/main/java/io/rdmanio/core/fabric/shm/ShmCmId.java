@@ -3,7 +3,6 @@ package io.rdmanio.core.fabric.shm;
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.FabricException;
-import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.fabric.QueuePair;
 import java.io.IOException;
 import java.net.BindException;
@@ -108,8 +107,8 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     private Path socketPath;
     private long socketInode;
     private int backlog;
-    /** The port {@link ShmFabric#takeEphemeralPort} gave this connecting id, returned at close; 0: none. */
-    private int ephemeralPort;
+    /** The kernel socket holding the port {@link ShmFabric#holdEphemeralPort} gave this connecting id; closed with it. */
+    private SocketChannel portHolder;
     private final List<ShmCmId> pending = new ArrayList<>();
     private final List<ShmLink> unrequested = new ArrayList<>();
     /** Passive side: the listener, and the peer as its request described it. */
@@ -461,10 +460,11 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 refusal = "unreachable";
             } else {
                 if (local == null) {
-                    ephemeralPort = fabric.takeEphemeralPort();
-                    local = new InetSocketAddress(Fabrics.localSourceFor(address.getAddress()), ephemeralPort);
+                    portHolder = fabric.holdEphemeralPort();
+                    local = new InetSocketAddress(fabric.sourceFor(address.getAddress()),
+                        ((InetSocketAddress) portHolder.getLocalAddress()).getPort());
                 } else if (local.getAddress().isAnyLocalAddress()) {
-                    local = new InetSocketAddress(Fabrics.localSourceFor(address.getAddress()), local.getPort());
+                    local = new InetSocketAddress(fabric.sourceFor(address.getAddress()), local.getPort());
                 }
                 // No link yet: close and disconnect meanwhile end the attempt, which then finds the state changed.
                 state = CONNECTING;
@@ -1131,6 +1131,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         List<ShmCmId> children;
         List<ShmLink> orphans;
         ShmCmId parent = null;
+        SocketChannel holder;
         synchronized (this) {
             if (state == CLOSED) {
                 return;
@@ -1139,10 +1140,8 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 parent = listener;
             }
             state = CLOSED;
-            if (ephemeralPort > 0) {
-                fabric.releaseEphemeralPort(ephemeralPort);
-                ephemeralPort = 0;
-            }
+            holder = portHolder;
+            portHolder = null;
             l = link;
             link = null;
             ss = server;
@@ -1154,6 +1153,13 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             orphans = new ArrayList<>(unrequested);
             unrequested.clear();
             remote = null;
+        }
+        if (holder != null) {
+            try {
+                holder.close();
+            } catch (IOException e) {
+                // closing: the kernel releases the port with the descriptor
+            }
         }
         if (parent != null) {
             parent.requestDone(this);

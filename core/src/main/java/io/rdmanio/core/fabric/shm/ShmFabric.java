@@ -5,13 +5,16 @@ import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.Fabric;
 import io.rdmanio.core.fabric.FabricException;
+import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.fabric.MemoryRegion;
 import io.rdmanio.core.fabric.ResourceLimitException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
 import java.nio.channels.FileChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -104,10 +107,6 @@ public final class ShmFabric implements Fabric {
     final GroupPrincipal group;
     /** Completion queues offer wakeup pipes (see {@link ShmCompletionQueue#wakeupChannel()}). */
     final boolean wakeupChannels;
-    /** Linux's default ephemeral range ({@code net.ipv4.ip_local_port_range}): [low, high). */
-    static final int EPHEMERAL_LOW = 32768;
-    static final int EPHEMERAL_HIGH = 61000;
-
     final String bootId;
     final long dirDevice;
     final long dirInode;
@@ -118,16 +117,13 @@ public final class ShmFabric implements Fabric {
     final long nonce;
     private final ShmFile directory;
     private final AtomicLong fileCounter = new AtomicLong();
+    /** {@link #sourceFor}'s answers by remote address (at most 256, then forgotten together). */
+    private final java.util.concurrent.ConcurrentHashMap<InetAddress, InetAddress> sources =
+        new java.util.concurrent.ConcurrentHashMap<>();
     private final AtomicLong receiverNotReady = new AtomicLong();
     private final AtomicLong doorbells = new AtomicLong();
     private final AtomicInteger nextQpNum = new AtomicInteger(0x21);
     private final AtomicInteger localKeys = new AtomicInteger();
-    /** Guarded by itself: the ephemeral ports this fabric's connecting ids hold (see {@link #takeEphemeralPort}). */
-    private final java.util.BitSet ephemeralInUse = new java.util.BitSet(EPHEMERAL_HIGH);
-    /** Guarded by {@link #ephemeralInUse}: where the next search for a free ephemeral port starts. */
-    private int nextEphemeral = EPHEMERAL_LOW
-        + java.util.concurrent.ThreadLocalRandom.current().nextInt(EPHEMERAL_HIGH - EPHEMERAL_LOW);
-
     // ---- guarded by this
     /** Regions by directory slot; grown as slots are first used. */
     private ShmMemoryRegion[] slots = new ShmMemoryRegion[64];
@@ -785,29 +781,57 @@ public final class ShmFabric implements Fabric {
     }
 
     /**
-     * A local port for a connecting id that bound none: the next free one of the ephemeral range, so that no two
-     * live connections of this process show the same address (a server that keys its clients by address would
-     * otherwise mix two up), as a kernel's ephemeral ports are unique. Given back by {@link #releaseEphemeralPort}.
+     * The address this host sends from to reach {@code remote}, as the kernel picks a TCP connection's source: the
+     * loopback of the family for a loopback or wildcard one, else the route's source, asked of the kernel once per
+     * remote address through a connected UDP socket (which sends nothing). A peer in another network namespace of
+     * this host (sharing /dev/shm) is so reached from this namespace's address, as over TCP, not from its own.
      */
-    int takeEphemeralPort() {
-        synchronized (ephemeralInUse) {
-            int range = EPHEMERAL_HIGH - EPHEMERAL_LOW;
-            for (int i = 0; i < range; i++) {
-                int port = nextEphemeral;
-                nextEphemeral = port + 1 == EPHEMERAL_HIGH ? EPHEMERAL_LOW : port + 1;
-                if (!ephemeralInUse.get(port)) {
-                    ephemeralInUse.set(port);
-                    return port;
-                }
-            }
-            // Every one taken (more live connections than the range): shared, as the range is exhausted.
-            return nextEphemeral;
+    InetAddress sourceFor(InetAddress remote) {
+        if (remote.isLoopbackAddress() || remote.isAnyLocalAddress()) {
+            return Fabrics.localSourceFor(remote);
         }
+        InetAddress known = sources.get(remote);
+        if (known != null) {
+            return known;
+        }
+        InetAddress found = remote;
+        try (DatagramChannel probe = ShmWatcher.jdkProvider().openDatagramChannel()) {
+            probe.connect(new InetSocketAddress(remote, 9));
+            InetAddress picked = ((InetSocketAddress) probe.getLocalAddress()).getAddress();
+            if (!picked.isAnyLocalAddress()) {
+                found = picked;
+            }
+        } catch (IOException | RuntimeException noRoute) {
+            // No route from here: the address dialled, a local one on this host.
+        }
+        if (sources.size() >= 256) {
+            sources.clear();
+        }
+        sources.put(remote, found);
+        return found;
     }
 
-    void releaseEphemeralPort(int port) {
-        synchronized (ephemeralInUse) {
-            ephemeralInUse.clear(port);
+    /**
+     * A local port for a connecting id that bound none, held by a kernel TCP socket bound to the wildcard address
+     * and port 0 until the id closes: the kernel's ephemeral port, free on every address of this host, so that no
+     * two live connections show a server the same address, from this process or another, over shm or TCP (a
+     * server that keys its clients by address would otherwise mix two up), as TCP's 4-tuples are unique. The
+     * wildcard, not the connection's source: a peer in another network namespace of the host shares /dev/shm but
+     * not its addresses, so the source may not be local here. When the kernel has no port left, the bind's error
+     * (as a TCP connect's) is the connect's.
+     */
+    SocketChannel holdEphemeralPort() throws IOException {
+        SocketChannel holder = ShmWatcher.jdkProvider().openSocketChannel();
+        try {
+            holder.bind(new InetSocketAddress(0));
+            return holder;
+        } catch (IOException | RuntimeException e) {
+            try {
+                holder.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
         }
     }
 }

@@ -58,10 +58,18 @@ final class ShmWatcher implements Runnable {
 
     /** The JDK's own selector provider (that of its UNIX-domain channels), whatever the system-wide one is. */
     static SelectorProvider jdkProvider() throws IOException {
-        try (ServerSocketChannel probe = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
-            return probe.provider();
+        SelectorProvider p = jdk;
+        if (p == null) {
+            try (ServerSocketChannel probe = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                p = probe.provider();
+            }
+            jdk = p;
         }
+        return p;
     }
+
+    /** {@link #jdkProvider()}, once found (the same object whichever thread finds it first). */
+    private static volatile SelectorProvider jdk;
 
     /** Runs {@code task} on the watcher thread. */
     void execute(Runnable task) {
