@@ -12,6 +12,8 @@ import java.net.SocketException;
 import java.net.SocketOption;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.SocketChannel;
 import java.util.Objects;
@@ -58,7 +60,8 @@ final class RdmaSocketAdaptor extends Socket {
             throw new IllegalArgumentException("connect: timeout can't be negative");
         }
         if (isClosed()) {
-            throw new SocketException("Socket is closed");
+            // As the JDK's adaptor, whose blocking connect finds the channel closed (JDK 17 and 25 alike).
+            throw new AsynchronousCloseException();
         }
         if (isConnected()) {
             throw new SocketException("already connected");
@@ -299,6 +302,8 @@ final class RdmaSocketAdaptor extends Socket {
             ch.setOption(name, value);
         } catch (SocketException e) {
             throw e;
+        } catch (ClosedChannelException e) {
+            throw new SocketException("Socket is closed");
         } catch (IOException e) {
             throw new SocketException(e.getMessage());
         }
@@ -309,6 +314,8 @@ final class RdmaSocketAdaptor extends Socket {
             return ch.getOption(name);
         } catch (SocketException e) {
             throw e;
+        } catch (ClosedChannelException e) {
+            throw new SocketException("Socket is closed");
         } catch (IOException e) {
             throw new SocketException(e.getMessage());
         }
@@ -498,14 +505,22 @@ final class RdmaSocketAdaptor extends Socket {
 
     @Override
     public void shutdownInput() throws IOException {
-        ensureStreamable();
+        ensureShutdownable();
         ch.shutdownInput();
     }
 
     @Override
     public void shutdownOutput() throws IOException {
-        ensureStreamable();
+        ensureShutdownable();
         ch.shutdownOutput();
+    }
+
+    /** As the JDK's adaptor, which passes the channel's own ClosedChannelException on. */
+    private void ensureShutdownable() throws IOException {
+        if (isClosed()) {
+            throw new ClosedChannelException();
+        }
+        ensureStreamable();
     }
 
     @Override

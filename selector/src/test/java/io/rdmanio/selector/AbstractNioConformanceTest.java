@@ -1802,6 +1802,61 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     /**
+     * A reset that comes after the peer's FIN (it shut its output, then closed with bytes it received unread, or
+     * under SO_LINGER 0): Linux reports a reset in CLOSE_WAIT as EPIPE, so every write fails with "Broken pipe" and
+     * reads see the FIN's end of stream. Before, the disconnect after the FIN read as an orderly close: a write was
+     * taken and dropped, and only the next failed.
+     */
+    @ParameterizedTest(name = "lingerZero={0}")
+    @ValueSource(booleans = {false, true})
+    void aResetAfterThePeersFinFailsEveryWriteWithBrokenPipe(boolean lingerZero) throws Exception {
+        SocketChannel[] p = pair();
+        if (!lingerZero) {
+            writeFully(p[0], ByteBuffer.wrap(pattern(1000, 17)));
+            InputStream in = p[1].socket().getInputStream();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (in.available() < 1000 && System.nanoTime() - deadline < 0) {
+                Thread.sleep(2);
+            }
+            assertEquals(1000, in.available(), "the bytes the close will find unread arrived");
+        } else {
+            p[1].setOption(StandardSocketOptions.SO_LINGER, 0);
+        }
+        p[1].shutdownOutput();
+        assertEquals(-1, p[0].read(ByteBuffer.allocate(10)), "the FIN");
+        p[1].close();
+        IOException first = writeUntilFailure(p[0], "the reset after the FIN");
+        assertEquals("Broken pipe", first.getMessage());
+        IOException again = assertThrows(IOException.class, () -> p[0].write(ByteBuffer.wrap(new byte[10])));
+        assertEquals("Broken pipe", again.getMessage());
+        assertEquals(-1, p[0].read(ByteBuffer.allocate(10)), "reads still end");
+        assertTrue(p[0].isOpen() && p[0].isConnected(), "a reset neither closes nor disconnects the channel");
+    }
+
+    /**
+     * A peer that wrote, then closed in order with nothing unread: the first write after its FIN is taken (TCP
+     * sends it to a closed socket, which answers with a reset), and later ones fail with "Broken pipe" (on one
+     * host at once; here once the peer's disconnect is in, so the failure is awaited); reads end. Before, the
+     * write taken first could be followed by another taken and dropped, then "Broken pipe: the peer closed the
+     * connection".
+     */
+    @Test
+    void writesAfterThePeersOrderlyCloseFailWithBrokenPipe() throws Exception {
+        SocketChannel[] p = pair();
+        writeFully(p[1], ByteBuffer.wrap(pattern(10, 19)));
+        p[1].close();
+        ByteBuffer got = ByteBuffer.allocate(100);
+        readUntilEnd(p[0], got, null);
+        assertEquals(10, got.position(), "the peer's bytes, then its FIN");
+        assertEquals(5, p[0].write(ByteBuffer.wrap(new byte[5])), "the first write after the FIN is taken");
+        IOException first = writeUntilFailure(p[0], "a write after the one the closed peer answered");
+        assertEquals("Broken pipe", first.getMessage());
+        IOException again = assertThrows(IOException.class, () -> p[0].write(ByteBuffer.wrap(new byte[5])));
+        assertEquals("Broken pipe", again.getMessage());
+        assertEquals(-1, p[0].read(ByteBuffer.allocate(10)));
+    }
+
+    /**
      * As on Linux's TCP: bytes sent to a side that shut its input still arrive and wait unread (the JDK reads -1
      * without looking at them), so the writer is held back by the window instead of writing on for ever; and a
      * close that finds them unread resets.
@@ -2167,6 +2222,21 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         p[0].close();
         assertEquals(ClosedChannelException.class, assertThrows(IOException.class, in::read).getClass());
         assertThrows(java.net.SocketException.class, () -> p[0].socket().getInputStream(), "Socket is closed");
+        java.net.Socket closed = p[0].socket();
+        // The JDK's adaptor passes its channel's ClosedChannelException on for the shutdowns, says "Socket is
+        // closed" for the options, and its blocking connect finds the channel closed (JDK 17 and 25 alike).
+        assertEquals(ClosedChannelException.class, assertThrows(IOException.class, closed::shutdownInput).getClass());
+        assertEquals(ClosedChannelException.class, assertThrows(IOException.class, closed::shutdownOutput).getClass());
+        List<org.junit.jupiter.api.function.Executable> options = List.of(closed::getTcpNoDelay,
+            () -> closed.setTcpNoDelay(true), closed::getKeepAlive, closed::getSoLinger, () -> closed.setSoLinger(true, 1),
+            closed::getReceiveBufferSize, closed::getSendBufferSize, closed::getReuseAddress, closed::getTrafficClass,
+            closed::getOOBInline);
+        for (org.junit.jupiter.api.function.Executable option : options) {
+            java.net.SocketException oe = assertThrows(java.net.SocketException.class, option);
+            assertEquals("Socket is closed", oe.getMessage());
+        }
+        assertEquals(AsynchronousCloseException.class,
+            assertThrows(IOException.class, () -> closed.connect(p[1].getLocalAddress())).getClass());
 
         ServerSocketChannel s = server();
         java.net.ServerSocket ss = s.socket();

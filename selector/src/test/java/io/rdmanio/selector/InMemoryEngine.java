@@ -347,6 +347,8 @@ final class InMemoryEngine implements Engine {
         boolean closed;
         boolean finReceived;
         boolean reset;
+        /** The reset came after this side had the peer's FIN: Linux's CLOSE_WAIT reports it as EPIPE to writes. */
+        boolean resetAfterFin;
         /** How the reset was first reported: 0 not yet, 'r' by a read, 'w' by a write. */
         char resetReport;
         boolean inputShut;
@@ -435,7 +437,7 @@ final class InMemoryEngine implements Engine {
                 // As TCP: bytes that arrived before the reset are read first.
                 if (reset && inbox.position() == 0) {
                     // As Linux's ECONNRESET: reported once, to the first call that sees it (see resetReport).
-                    if (resetReport == 'w') {
+                    if (resetReport == 'w' || resetAfterFin) {
                         return -1;
                     }
                     resetReport = 'r';
@@ -512,7 +514,7 @@ final class InMemoryEngine implements Engine {
             long n = 0;
             synchronized (lock) {
                 if (reset) {
-                    if (resetReport == 0) {
+                    if (resetReport == 0 && !resetAfterFin) {
                         resetReport = 'w';
                         throw new IOException("Connection reset by peer");
                     }
@@ -524,7 +526,7 @@ final class InMemoryEngine implements Engine {
                 p = peer;
                 if (p.closed && wroteAfterPeerClosed) {
                     // The reset the first such write provoked.
-                    throw new IOException("Broken pipe: " + remote + " closed the connection on the memory fabric");
+                    throw new IOException("Broken pipe");
                 }
                 if (p.closed) {
                     // As TCP: bytes to a closed peer are dropped (the peer answers with a reset, which fails the
@@ -684,6 +686,7 @@ final class InMemoryEngine implements Engine {
                             p.inbox.put(outbox.flip());
                         }
                         p.reset = true;
+                        p.resetAfterFin = p.finReceived;
                         if (outbox != null) {
                             outbox.clear();
                         }

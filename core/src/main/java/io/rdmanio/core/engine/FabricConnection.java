@@ -146,6 +146,17 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * fails the next, once the peer's reset came back).
      */
     private boolean wroteAfterPeerClose;
+    /** Bytes were written after the peer's FIN arrived (see {@link #judgeDisconnectLocked}). */
+    private boolean sentAfterFin;
+    /** {@link #finReceived}, for a write's look without the lock. */
+    private volatile boolean finHint;
+    /** The peer's RESET-flagged CREDIT frame arrived: its disconnect is a reset, even after its FIN. */
+    private boolean peerReset;
+    /**
+     * The peer reset the connection after its FIN (TCP's CLOSE_WAIT): every write fails with "Broken pipe" and
+     * reads end, as Linux reports a reset in that state (EPIPE, and the FIN's end of stream).
+     */
+    private boolean resetAfterFin;
     /** Data arrived after the local close: the connection is reset from the flush queue, as TCP resets then. */
     private boolean abortOnData;
     /** SO_LINGER is 0: a close at JVM exit is abortive. */
@@ -386,15 +397,27 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     /**
-     * After DISCONNECTED without FIN: once no receive is outstanding, every frame the peer sent has been seen;
-     * without a FIN among them the peer reset the connection, unless its process ended with nothing unsent or
-     * unread ({@link QueuePair#peerStanding}).
+     * After DISCONNECTED: once no receive is outstanding, every frame the peer sent has been seen. After its FIN,
+     * the disconnect is a reset only if a RESET-flagged frame came ({@link #resetAfterFin}); without a FIN among
+     * them the peer reset the connection, unless its process ended with nothing unsent or unread
+     * ({@link QueuePair#peerStanding}).
      */
     private void judgeDisconnectLocked() {
         if (!disconnectJudgementPending || postedRecvs > 0) {
             return;
         }
         disconnectJudgementPending = false;
+        if (failure == null && !userClosed && finReceived) {
+            if (peerReset || sentAfterFin) {
+                // A reset after the peer's FIN: it closed with bytes unread, or was sent bytes once closed. Bytes
+                // sent after its FIN that it did not answer with a reset before its disconnect most often reached
+                // a socket already closed (TCP's answer: a reset), rarely one that read them and closed after (TCP
+                // then fails the write after the next); so they count as the write a reset answered.
+                resetAfterFin = true;
+                failLocked(new IOException("Broken pipe"), false);
+            }
+            return;
+        }
         if (failure == null && !userClosed && !finReceived) {
             if (qp != null && qp.peerStanding() == bytesWritten) {
                 // The peer's process ended with every byte it accepted sent and every byte sent to it taken: the
@@ -459,6 +482,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             protocolErrorLocked(error);
             return;
         }
+        if (type == TYPE_CREDIT && FrameDescriptor.flags(buf, off) == FrameDescriptor.FLAG_RESET) {
+            peerReset = true;
+        }
         switch (type) {
             case TYPE_DATA: {
                 int length = byteLen - HEADER_LENGTH;
@@ -506,6 +532,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             case TYPE_FIN:
                 finReceived = true;
+                finHint = true;
                 readEvent = true;
                 postRecvLocked(i);
                 break;
@@ -669,7 +696,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                             failLocked(new ConnectException("Connection refused: " + remote
                                 + " closed the connection during the handshake"
                                 + (e.reason() == null ? "" : " (" + e.reason() + ")")), false);
-                        } else if (!finReceived) {
+                        } else {
+                            // Without a FIN, a reset unless the peer's process ended clean; after one, an orderly
+                            // close unless the peer's RESET frame is among those still to be polled.
                             disconnectJudgementPending = true;
                             judgeDisconnectLocked();
                         }
@@ -836,16 +865,16 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     private boolean postControlLocked(int type) {
-        return postControlLocked(type, false);
+        return postControlLocked(type, false, 0);
     }
 
-    private boolean postControlLocked(int type, boolean forceSignal) {
+    private boolean postControlLocked(int type, boolean forceSignal, int flags) {
         int entry = (int) (controlPostSeq % controlEntries);
         ByteBuffer buf = pool.buffer(controlSlotId);
         int off = pool.offset(controlSlotId) + entry * CONTROL_ENTRY;
         int payload = 0;
         credit.onSend(type);
-        FrameDescriptor.writeHeader(buf, off, type, payload, credit.dataGranted(), credit.controlGranted());
+        FrameDescriptor.writeHeader(buf, off, type, flags, payload, credit.dataGranted(), credit.controlGranted());
         controlPostSeq++;
         boolean signal = forceSignal || type == TYPE_FIN || controlFree() == 0;
         if (!postSendLocked(KIND_CONTROL, controlSlotId, off, HEADER_LENGTH + payload, signal)) {
@@ -1010,6 +1039,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     }
 
     private long write(ByteBuffer[] srcs, int offset, int length, boolean stage) throws IOException {
+        if (finHint && !disconnectHint) {
+            // A write after the peer's FIN: its disconnect, if it closed, may wait unpolled; whether this write
+            // reaches a closed socket (accepted, but the next fails) or an open one depends on it.
+            engine.progressIfNotInside();
+        }
         awaitDisconnectJudgement();
         long total = writeOnce(srcs, offset, length, false, stage);
         if (hasRemaining(srcs, offset, length) && engine.progress() > 0) {
@@ -1096,6 +1130,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             appBytes += total;
             bytesWritten += total;
+            if (total > 0 && finReceived) {
+                sentAfterFin = true;
+            }
             flushLocked();
             if (last && total == 0 && hasRemaining(srcs, offset, length)) {
                 writeBlocked = true;
@@ -1169,7 +1206,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             throw new IOException("Broken pipe: output was shut down");
         }
         if (disconnectSeen) {
-            throw new IOException("Broken pipe: the peer closed the connection");
+            // The peer closed and a write already went to it: TCP's EPIPE after the reset that write provoked.
+            throw new IOException("Broken pipe");
         }
     }
 
@@ -1315,6 +1353,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 return -1;
             }
             if (available == 0) {
+                if (resetAfterFin) {
+                    return -1;
+                }
                 // Bytes that arrived before a reset are read first, as from a TCP socket's receive queue.
                 if (failure != null) {
                     IOException e = readFailureLocked();
@@ -1501,6 +1542,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     /** What a write reports of the failure (see {@link #failureIsReset}). */
     private IOException writeFailureLocked() {
+        if (resetAfterFin) {
+            return new IOException("Broken pipe");
+        }
         if (!failureIsReset) {
             return failure;
         }
@@ -1835,10 +1879,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * can be posted: disconnect at once.
      */
     private boolean resetAfterInFlightLocked() {
-        if (sendCompleted == sendPosted || !canPostLocked() || controlFree() == 0 || !credit.canSendControl()) {
+        if ((sendCompleted == sendPosted && !finPosted) || !canPostLocked() || controlFree() == 0
+            || !credit.canSendControl()) {
             return false;
         }
-        if (!postControlLocked(TYPE_CREDIT, true)) {
+        if (!postControlLocked(TYPE_CREDIT, true, FrameDescriptor.FLAG_RESET)) {
             return false;
         }
         abortSeq = sendPosted - 1;

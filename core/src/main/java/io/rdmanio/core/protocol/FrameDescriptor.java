@@ -63,6 +63,14 @@ public final class FrameDescriptor {
      */
     public static final int FLAG_URGENT = 0x01;
 
+    /**
+     * Flag of a CREDIT frame: the sender reset the connection (an abortive close: unread bytes at close, SO_LINGER
+     * 0, bytes for a closed socket), and its disconnect follows. A disconnect alone after this side's FIN would
+     * read as an orderly close; with the flag the receiver reports the reset as TCP's socket reports one that
+     * comes after the FIN (its writes fail with "Broken pipe", its reads end).
+     */
+    public static final int FLAG_RESET = 0x02;
+
     /** Smallest slot: a header plus a useful payload. Slot sizes must also be powers of two. */
     public static final int MIN_SLOT_SIZE = 256;
     /** Largest slot, so that a payload length always fits a positive int. */
@@ -162,9 +170,9 @@ public final class FrameDescriptor {
             return "unknown frame type " + type;
         }
         int flags = flags(buf, offset);
-        if (flags != 0 && !(flags == FLAG_URGENT && type == TYPE_DATA)) {
+        if (flags != 0 && !(flags == FLAG_URGENT && type == TYPE_DATA) && !(flags == FLAG_RESET && type == TYPE_CREDIT)) {
             return "flags 0x" + Integer.toHexString(flags) + " set in a " + typeName(type)
-                + " frame (only URGENT 0x1, on a DATA frame, is defined)";
+                + " frame (only URGENT 0x1, on a DATA frame, and RESET 0x2, on a CREDIT frame, are defined)";
         }
         int reserved = reserved(buf, offset);
         if (reserved != 0) {

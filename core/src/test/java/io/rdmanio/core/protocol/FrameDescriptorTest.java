@@ -54,12 +54,20 @@ class FrameDescriptorTest {
         assertEquals("unknown frame type 0", checkHeader(b, 8, HEADER_LENGTH, SLOT));
         b = frame(TYPE_DATA, 0, 1, 2);
         b.put(8 + FLAGS_OFFSET, (byte) 0x80);
-        assertEquals("flags 0x80 set in a DATA frame (only URGENT 0x1, on a DATA frame, is defined)",
+        assertEquals("flags 0x80 set in a DATA frame (only URGENT 0x1, on a DATA frame, and RESET 0x2, on a CREDIT "
+            + "frame, are defined)",
             checkHeader(b, 8, HEADER_LENGTH, SLOT));
         b = frame(TYPE_FIN, 0, 1, 2);
         b.put(8 + FLAGS_OFFSET, (byte) FrameDescriptor.FLAG_URGENT);
-        assertEquals("flags 0x1 set in a FIN frame (only URGENT 0x1, on a DATA frame, is defined)",
-            checkHeader(b, 8, HEADER_LENGTH, SLOT));
+        assertEquals("flags 0x1 set in a FIN frame (only URGENT 0x1, on a DATA frame, and RESET 0x2, on a CREDIT "
+            + "frame, are defined)", checkHeader(b, 8, HEADER_LENGTH, SLOT));
+        b = frame(TYPE_DATA, 1, 1, 2);
+        b.put(8 + FLAGS_OFFSET, (byte) FrameDescriptor.FLAG_RESET);
+        assertEquals("flags 0x2 set in a DATA frame (only URGENT 0x1, on a DATA frame, and RESET 0x2, on a CREDIT "
+            + "frame, are defined)", checkHeader(b, 8, HEADER_LENGTH + 1, SLOT));
+        b = frame(TYPE_CREDIT, 0, 1, 2);
+        b.put(8 + FLAGS_OFFSET, (byte) FrameDescriptor.FLAG_RESET);
+        assertEquals(null, checkHeader(b, 8, HEADER_LENGTH, SLOT), "a RESET credit frame is well-formed");
         b = frame(TYPE_DATA, 2, 1, 2);
         b.put(8 + FLAGS_OFFSET, (byte) FrameDescriptor.FLAG_URGENT);
         assertEquals("payload length 2 in an URGENT DATA frame (must be 1)", checkHeader(b, 8, HEADER_LENGTH + 2, SLOT));

@@ -11,7 +11,7 @@ class AsyncConformanceTest extends AbstractScenarioConformanceTest {
     AsyncConformanceTest() {
         super(AsyncScenarios.class, 30,
             "echoWithHandlers: 1 clients: 1048576 bytes, same: true",
-            "resetAndShutdowns: reset read: java.io.IOException: Connection reset; write waiting at shutdownOutput: "
+            "resetAndShutdowns: reset read: java.io.IOException: Connection reset, then -1, then -1; write waiting at shutdownOutput: "
                 + "java.io.IOException: Broken pipe; read waiting at shutdownInput: -1; shutdownInput after close: "
                 + "java.nio.channels.ClosedChannelException",
             "boundBeforeConnect: read 7, peer sees the bound address true, local kept true, another bind "

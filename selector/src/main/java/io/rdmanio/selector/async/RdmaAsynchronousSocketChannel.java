@@ -101,6 +101,8 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
     private final Object connectLock = new Object();
     private Op<Void> connect;
     private volatile boolean connected;
+    /** A read reported the connection's reset; later reads complete with -1 (under the reading direction's lock). */
+    private boolean readResetReported;
 
     RdmaAsynchronousSocketChannel(AsyncGroup group) throws IOException {
         super(group.rdma());
@@ -427,8 +429,17 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
                 n = op.scattering() ? ch.write(op.buffers, op.offset, op.length) : ch.write(op.buffer);
             }
         } catch (IOException | RuntimeException e) {
-            failure = asTheJdksAsynchronousChannel(d, e);
-            n = 0;
+            if (d.reading && isReadReset(e) && readResetReported) {
+                // The JDK's asynchronous channel reports a reset to one read (the kernel's ECONNRESET, once);
+                // later reads see end of stream, where the socket channel underneath remembers the reset.
+                n = -1;
+            } else {
+                if (d.reading && isReadReset(e)) {
+                    readResetReported = true;
+                }
+                failure = asTheJdksAsynchronousChannel(d, e);
+                n = 0;
+            }
         }
         if (failure == null && n == 0 && hasRemaining(op)) {
             // Nothing arrived (no window to write): wait. With no room (nothing to write) 0 is the result.
@@ -456,6 +467,11 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
             return new IOException(e.getMessage(), e);
         }
         return e;
+    }
+
+    /** A read's reset as the socket channel reports it (the JDK's {@code SocketException} "Connection reset"). */
+    private static boolean isReadReset(Exception e) {
+        return e.getClass() == java.net.SocketException.class && "Connection reset".equals(e.getMessage());
     }
 
     private static boolean isShutdown(Direction d) {
