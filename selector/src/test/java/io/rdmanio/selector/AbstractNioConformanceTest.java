@@ -1998,6 +1998,46 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     /**
+     * Many small writes to a reader that does nothing meanwhile (no read, no select, no {@code available()}):
+     * after a pause, one read takes every byte, as a TCP read takes all its socket received. The writes gather into
+     * frames while the peer's window is low (a gathering write into one frame, as writev into one segment), and a
+     * read with room left takes the frames that came since the last poll too; before, the first read stopped at 32
+     * frames' bytes (320 of 1,000).
+     */
+    @Test
+    void manySmallWritesAreReadInOneReadAfterAPause() throws Exception {
+        int count = 100;
+        int size = 10;
+        byte[] all = pattern(count * size, 43);
+        for (String how : List.of("separate writes", "stream writes", "one gathering write")) {
+            SocketChannel[] p = pair();
+            if (how.equals("separate writes")) {
+                for (int k = 0; k < count; k++) {
+                    writeFully(p[1], ByteBuffer.wrap(all, k * size, size));
+                }
+            } else if (how.equals("stream writes")) {
+                OutputStream out = p[1].socket().getOutputStream();
+                for (int k = 0; k < count; k++) {
+                    out.write(all, k * size, size);
+                }
+            } else {
+                ByteBuffer[] parts = new ByteBuffer[count];
+                for (int k = 0; k < count; k++) {
+                    parts[k] = ByteBuffer.wrap(all, k * size, size);
+                }
+                assertEquals(all.length, p[1].write(parts), how);
+            }
+            // Time for the bytes to travel, the reader doing nothing meanwhile (not an assertion on time).
+            Thread.sleep(500);
+            ByteBuffer got = ByteBuffer.allocate(30000);
+            assertEquals(all.length, p[0].read(got), how + ": one read takes every byte written");
+            assertArrayEquals(all, Arrays.copyOf(got.array(), all.length), how + ": the bytes, in order");
+            p[0].close();
+            p[1].close();
+        }
+    }
+
+    /**
      * A gathering write or scattering read moves at most 1,024 buffers that have bytes or room (Linux's IOV_MAX),
      * as the JDK's hands the kernel no more; empty buffers between them do not count. The rest is for the next
      * call, and the bytes stay in order.

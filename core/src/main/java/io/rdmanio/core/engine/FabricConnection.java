@@ -146,6 +146,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * fails the next, once the peer's reset came back).
      */
     private boolean wroteAfterPeerClose;
+    /**
+     * When the last staged frame, partly filled by small writes, began to be held back for more small writes to
+     * join it ({@link #holdLastFrameLocked}); 0 while none is held.
+     */
+    private long holdSince;
+    /** The last staged frame's bytes came from small writes only (see {@link #holdLastFrameLocked}). */
+    private boolean smallTail;
+    /** On the engine's list of connections holding a frame (guarded by that list). */
+    boolean onHoldList;
     /** Bytes were written after the peer's FIN arrived (see {@link #judgeDisconnectLocked}). */
     private boolean sentAfterFin;
     /** {@link #finReceived}, for a write's look without the lock. */
@@ -805,6 +814,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         long before = postSeq;
         while (postSeq < fillSeq && credit.canSendData() && dataInFlight < stagingCount) {
+            if (postSeq == fillSeq - 1 && holdLastFrameLocked()) {
+                break;
+            }
             if (!postDataLocked()) {
                 return;
             }
@@ -822,6 +834,82 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         if (controlFree() > 0 && credit.creditDue(false) != CreditWindow.NONE) {
             postControlLocked(TYPE_CREDIT);
         }
+    }
+
+    /** How many of the buffers have bytes, counting to two at most. */
+    private static int buffersWithBytes(ByteBuffer[] srcs, int offset, int length) {
+        int n = 0;
+        for (int k = offset; k < offset + length && n < 2; k++) {
+            if (srcs[k].hasRemaining()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Whether the peer's window is down to its last quarter of frames: a reader that has not read for a while (or
+     * not yet). Small writes then gather into one frame ({@link #holdLastFrameLocked}) instead of taking a frame
+     * each.
+     */
+    private boolean windowLowLocked() {
+        return credit.dataCredit() <= Math.max(1, credit.peerDataSlots() / 4);
+    }
+
+    /**
+     * Whether the last staged frame, partly filled by small writes, is held back a moment for more to join it: only
+     * while the peer's window is low ({@link #windowLowLocked}), for at most {@link #HOLD_NANOS} (then any progress,
+     * the engine's closer if the application drives none, posts it), never once a FIN or an urgent byte waits
+     * behind it. The kernel's receive buffer, counted in bytes, holds thousands of small segments for a reader that
+     * does not read; the peer's ring, counted in frames, would stop a sender of small writes after a frame each
+     * (TCP's reader then reads them all in one call; here it would read a ring's worth of frames, then the rest as
+     * the window reopened). Nothing is held while the window is open, so a round trip is not delayed.
+     */
+    private boolean holdLastFrameLocked() {
+        int last = (int) ((fillSeq - 1) % stagingCount);
+        if (!smallTail || finPending || userClosed || stagingUrgent[last] || stagingLen[last] >= payloadCapacity
+            || !windowLowLocked()) {
+            holdSince = 0;
+            return false;
+        }
+        long now = System.nanoTime();
+        if (holdSince == 0) {
+            holdSince = now == 0 ? 1 : now;
+            engine.beginHold(this);
+            return true;
+        }
+        if (now - holdSince >= HOLD_NANOS) {
+            holdSince = 0;
+            return false;
+        }
+        return true;
+    }
+
+    /** How long a frame of small writes is held for more to join it while the peer's window is low. */
+    static final long HOLD_NANOS = 200_000;
+
+    /**
+     * Posts the held frame if its time is up (by the engine's progress); whether one is still held. Not under the
+     * engine's hold list's lock.
+     */
+    boolean releaseHold() {
+        boolean fire;
+        boolean held;
+        synchronized (lock) {
+            if (holdSince == 0) {
+                return false;
+            }
+            flushLocked();
+            held = holdSince != 0 && postSeq < fillSeq && canPostLocked();
+            if (!held) {
+                holdSince = 0;
+            }
+            fire = updateReadinessLocked();
+        }
+        if (fire) {
+            fireReadiness();
+        }
+        return held;
     }
 
     private boolean canPostLocked() {
@@ -1108,14 +1196,18 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             }
             ensureWritableLocked();
             boolean postFailed = false;
+            boolean small = remaining(srcs, offset, length) < payloadCapacity;
+            // A small write goes into one frame: staged (a copy) when it gathers several buffers, as writev makes
+            // one segment of them, or when the peer's window is low (see holdLastFrameLocked); else inline.
+            boolean staged = small && (windowLowLocked() || buffersWithBytes(srcs, offset, length) > 1);
             outer:
             for (int k = offset; k < offset + length; k++) {
                 ByteBuffer src = srcs[k];
                 while (src.hasRemaining()) {
-                    int n = sendInlineLocked(src);
+                    int n = staged ? 0 : sendInlineLocked(src);
                     postFailed |= n < 0;
                     if (n == 0 && stage) {
-                        n = stageLocked(src);
+                        n = stageLocked(src, small);
                     }
                     if (n <= 0) {
                         break outer;
@@ -1211,16 +1303,21 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
     }
 
-    /** Copies what fits into the current unsent slot or a new one; 0 when staging is full. */
-    private int stageLocked(ByteBuffer src) {
+    /**
+     * Copies what fits into the current unsent slot or a new one; 0 when staging is full. {@code small}: the bytes
+     * come from a write smaller than a frame (see {@link #holdLastFrameLocked}).
+     */
+    private int stageLocked(ByteBuffer src, boolean small) {
         int idx;
         if (lastUnsentHasRoomLocked()) {
             idx = (int) ((fillSeq - 1) % stagingCount);
+            smallTail &= small;
         } else if (stagingFree() > 0) {
             idx = (int) (fillSeq % stagingCount);
             stagingLen[idx] = 0;
             stagingUrgent[idx] = false;
             fillSeq++;
+            smallTail = small;
         } else {
             return 0;
         }
@@ -1339,10 +1436,26 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     @Override
     public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
         long n = readOnce(dsts, offset, length);
-        if (n == 0 && engine.progress() > 0) {
-            n = readOnce(dsts, offset, length);
+        if (n == 0) {
+            if (engine.progress() > 0) {
+                n = readOnce(dsts, offset, length);
+            }
+        } else if (n > 0 && hasRemaining(dsts, offset, length) && engine.progress() > 0 && hasBytesToRead()) {
+            // Room left: frames that arrived since the last poll are read too, as a TCP read takes every byte
+            // the socket has received (a reader that waited, then reads once, gets all that was sent). Only
+            // bytes: an end of stream or a reset behind them is for the next read.
+            long more = readOnce(dsts, offset, length);
+            if (more > 0) {
+                n += more;
+            }
         }
         return n;
+    }
+
+    private boolean hasBytesToRead() {
+        synchronized (lock) {
+            return available > 0 && !inputShutdown;
+        }
     }
 
     private long readOnce(ByteBuffer[] dsts, int offset, int length) throws IOException {

@@ -144,6 +144,12 @@ final class FabricEngine implements Engine {
     private final AtomicInteger owing = new AtomicInteger();
     private final Object closerLock = new Object();
     private volatile Thread closer;
+    /** Connections holding a frame of small writes back (guarded by itself; see {@link #beginHold}). */
+    private final java.util.ArrayList<FabricConnection> holding = new java.util.ArrayList<>();
+    /** {@link #holding} is not empty; read without its lock by progress and the closer. */
+    private volatile boolean holdsPending;
+    /** Progress's copy of {@link #holding} (under the progress lock). */
+    private FabricConnection[] holdScratch = new FabricConnection[16];
     /** The linger bound: how long a closed connection may go without delivering anything. */
     final long lingerNanos;
 
@@ -492,6 +498,10 @@ final class FabricEngine implements Engine {
             }
             signalled = false;
             progressRuns++;
+            if (holdsPending) {
+                // First, so that a frame this posts to a peer in this process is polled by this same progress.
+                work += releaseHolds();
+            }
             work += pollCompletions();
             work += pollEvents();
             if (flushPending) {
@@ -890,6 +900,57 @@ final class FabricEngine implements Engine {
         owing.decrementAndGet();
     }
 
+    /**
+     * A connection holds a frame of small writes back ({@link FabricConnection#holdLastFrameLocked}): the next
+     * progress after its time posts it, the closer's if the application drives none. Under the connection's lock
+     * (this list's is a leaf).
+     */
+    void beginHold(FabricConnection c) {
+        synchronized (holding) {
+            if (c.onHoldList) {
+                return;
+            }
+            c.onHoldList = true;
+            holding.add(c);
+            holdsPending = true;
+        }
+        wakeCloser();
+    }
+
+    /** Posts the held frames whose time is up; keeps the others on the list. Not under any connection's lock. */
+    private int releaseHolds() {
+        int n;
+        synchronized (holding) {
+            n = holding.size();
+            if (holdScratch.length < n) {
+                holdScratch = new FabricConnection[Math.max(n, holdScratch.length * 2)];
+            }
+            holding.toArray(holdScratch);
+            holding.clear();
+            for (int i = 0; i < n; i++) {
+                holdScratch[i].onHoldList = false;
+            }
+            holdsPending = false;
+        }
+        int released = 0;
+        for (int i = 0; i < n; i++) {
+            FabricConnection c = holdScratch[i];
+            holdScratch[i] = null;
+            if (c.releaseHold()) {
+                synchronized (holding) {
+                    if (!c.onHoldList) {
+                        c.onHoldList = true;
+                        holding.add(c);
+                        holdsPending = true;
+                    }
+                }
+            } else {
+                released++;
+            }
+        }
+        return released;
+    }
+
     /** Starts the closer, or unparks it. */
     private void wakeCloser() {
         Thread t = closer;
@@ -949,7 +1010,7 @@ final class FabricEngine implements Engine {
     }
 
     private boolean owesWork() {
-        return owing.get() > 0 || flushPending;
+        return owing.get() > 0 || flushPending || holdsPending;
     }
 
     private void runCloser() {
@@ -996,7 +1057,9 @@ final class FabricEngine implements Engine {
             seen = progressRuns;
             wake.reset();
             if (owesWork() && lingering.get() == 0 && arm(wake)) {
-                wake.awaitSignal(this, release);
+                // A held frame's time runs out without any signal: look again after a grace at most.
+                wake.awaitSignal(this, holdsPending
+                    ? Math.min(release, System.nanoTime() + OWED_GRACE_NANOS) : release);
             }
         }
     }

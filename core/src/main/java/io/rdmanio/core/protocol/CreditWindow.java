@@ -109,6 +109,11 @@ public final class CreditWindow {
         return dataSlots + controlSlots + 1;
     }
 
+    /** The peer's data receive slots (its D, from its handshake): its whole data window, in frames. */
+    public int peerDataSlots() {
+        return peerDataSlots;
+    }
+
     /** Data frames the peer has room for now. */
     public long dataCredit() {
         return peerDataCredit - dataSent;
