@@ -44,6 +44,8 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
     int bound = BOUND_NONE;
     /** In the selector's candidate list of fabric keys that may be ready. */
     boolean candidate;
+    /** In the selector's list of keys reported OP_CONNECT (see {@code RdmaSelector.settleConnected}). */
+    boolean connectReported;
 
     // -- the selector's selected-key set (its guard)
     /** This key's index in the selected-key set, or -1 when not selected. */

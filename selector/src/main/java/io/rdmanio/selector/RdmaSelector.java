@@ -14,6 +14,7 @@ import java.nio.channels.IllegalSelectorException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.AbstractSelectableChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.util.AbstractSet;
@@ -71,6 +72,8 @@ final class RdmaSelector extends AbstractSelector {
 
     // -- selector thread (under this selector's lock)
     private final ArrayList<RdmaSelectionKey> candidates = new ArrayList<>();
+    /** Keys reported OP_CONNECT whose ready set is settled once connected (see {@link #settleConnected}). */
+    private final List<RdmaSelectionKey> connectReported = new ArrayList<>();
     private final ArrayList<Engine> engines = new ArrayList<>();
     /** Per engine (same index): its wakeup channel list as last seen, compared by reference. */
     private final ArrayList<List<SelectableChannel>> seen = new ArrayList<>();
@@ -207,6 +210,9 @@ final class RdmaSelector extends AbstractSelector {
             }
             innerFresh = false;
             count += collectInner(action);
+            if (!connectReported.isEmpty()) {
+                settleConnected();
+            }
             // Keys cancelled from here on (by an action, say) stay in keys() until the next pass or selection
             // operation deregisters them, as the JDK's selector leaves them.
             if (count > 0 || foundReady || timeoutMillis == 0 || !isOpen() || Thread.currentThread().isInterrupted()) {
@@ -491,9 +497,36 @@ final class RdmaSelector extends AbstractSelector {
         return count;
     }
 
+    /**
+     * Keys that were reported OP_CONNECT, once their channel finished connecting and they are not in the selected
+     * set: their ready set loses OP_CONNECT, as the JDK's does at the next selection (the connected socket polled
+     * for OP_CONNECT is writable, an event that translates to nothing of OP_CONNECT, and the key's ready set is
+     * replaced by the translation). Other readiness of interest is reported as usual.
+     */
+    private void settleConnected() {
+        for (int i = connectReported.size() - 1; i >= 0; i--) {
+            RdmaSelectionKey k = connectReported.get(i);
+            boolean drop = !k.isValid();
+            if (!drop && ((SocketChannel) k.channel()).isConnected()) {
+                drop = true;
+                if (k.selectedIndex < 0) {
+                    k.setReadyOps(k.readyOpsUnchecked() & ~SelectionKey.OP_CONNECT);
+                }
+            }
+            if (drop) {
+                k.connectReported = false;
+                connectReported.remove(i);
+            }
+        }
+    }
+
     /** As the JDK: readiness accumulates in a key already selected; counts keys added or updated. */
     private int report(RdmaSelectionKey k, int ops, Consumer<SelectionKey> action) {
         foundReady = true;
+        if ((ops & SelectionKey.OP_CONNECT) != 0 && !k.connectReported) {
+            k.connectReported = true;
+            connectReported.add(k);
+        }
         if (action != null) {
             if (k.actionPass == pass) {
                 // A server on both transports: its key was handed to the action once already in this pass.

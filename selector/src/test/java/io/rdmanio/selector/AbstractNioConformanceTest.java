@@ -323,6 +323,35 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         track(server.accept());
     }
 
+    /**
+     * After a finished connect, a key still interested in OP_CONNECT (and OP_READ, nothing to read) is not selected
+     * again, and its ready set becomes empty at the next selection, as the JDK's: the connected socket polled for
+     * OP_CONNECT is writable, which translates to nothing of interest. Before, the key kept reporting OP_CONNECT.
+     */
+    @Test
+    void aFinishedConnectLeavesNoStaleConnectReadiness() throws Exception {
+        ServerSocketChannel server = server();
+        SocketChannel c = client();
+        c.configureBlocking(false);
+        Selector sel = selector();
+        c.connect(server.getLocalAddress());
+        SelectionKey key = c.register(sel, SelectionKey.OP_CONNECT | SelectionKey.OP_READ);
+        selectUntil(sel, key, SelectionKey.OP_CONNECT);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!c.finishConnect()) {
+            assertTrue(System.nanoTime() - deadline < 0, "the connect finishes");
+            sel.select(100);
+        }
+        track(server.accept());
+        sel.selectedKeys().clear();
+        for (int i = 0; i < 2; i++) {
+            assertEquals(0, sel.selectNow(), "nothing of interest is ready");
+            assertEquals(0, key.readyOps(), "no stale OP_CONNECT");
+            assertFalse(key.isConnectable());
+            assertTrue(sel.selectedKeys().isEmpty());
+        }
+    }
+
     @Test
     void nonBlockingConnectsRegisteredAfterConnectAreAllReportedConnectable() throws Exception {
         // As many programs do: connect, then register for OP_CONNECT without looking at connect's result. The
