@@ -1993,25 +1993,7 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         byte[] all = pattern(count * size, 41);
         for (String how : List.of("separate writes", "stream writes", "one gathering write")) {
             SocketChannel[] p = pair();
-            if (how.equals("separate writes")) {
-                for (int k = 0; k < count; k++) {
-                    writeFully(p[1], ByteBuffer.wrap(all, k * size, size));
-                }
-            } else if (how.equals("stream writes")) {
-                OutputStream out = p[1].socket().getOutputStream();
-                for (int k = 0; k < count; k++) {
-                    out.write(all, k * size, size);
-                }
-            } else {
-                ByteBuffer[] parts = new ByteBuffer[count];
-                for (int k = 0; k < count; k++) {
-                    parts[k] = ByteBuffer.wrap(all, k * size, size);
-                }
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-                while (parts[count - 1].hasRemaining() && System.nanoTime() - deadline < 0) {
-                    p[1].write(parts);
-                }
-            }
+            writeInSmallPieces(p[1], all, size, how);
             InputStream in = p[0].socket().getInputStream();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
             while (in.available() < all.length && System.nanoTime() - deadline < 0) {
@@ -2023,6 +2005,30 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
             assertArrayEquals(all, Arrays.copyOf(got.array(), all.length), how + ": the bytes, in order");
             p[0].close();
             p[1].close();
+        }
+    }
+
+    /** {@code all} written in pieces of {@code size}: as separate writes, stream writes or one gathering write. */
+    private void writeInSmallPieces(SocketChannel w, byte[] all, int size, String how) throws Exception {
+        int count = all.length / size;
+        if (how.equals("separate writes")) {
+            for (int k = 0; k < count; k++) {
+                writeFully(w, ByteBuffer.wrap(all, k * size, size));
+            }
+        } else if (how.equals("stream writes")) {
+            OutputStream out = w.socket().getOutputStream();
+            for (int k = 0; k < count; k++) {
+                out.write(all, k * size, size);
+            }
+        } else {
+            ByteBuffer[] parts = new ByteBuffer[count];
+            for (int k = 0; k < count; k++) {
+                parts[k] = ByteBuffer.wrap(all, k * size, size);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (parts[count - 1].hasRemaining() && System.nanoTime() - deadline < 0) {
+                w.write(parts);
+            }
         }
     }
 
@@ -2040,22 +2046,7 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         byte[] all = pattern(count * size, 43);
         for (String how : List.of("separate writes", "stream writes", "one gathering write")) {
             SocketChannel[] p = pair();
-            if (how.equals("separate writes")) {
-                for (int k = 0; k < count; k++) {
-                    writeFully(p[1], ByteBuffer.wrap(all, k * size, size));
-                }
-            } else if (how.equals("stream writes")) {
-                OutputStream out = p[1].socket().getOutputStream();
-                for (int k = 0; k < count; k++) {
-                    out.write(all, k * size, size);
-                }
-            } else {
-                ByteBuffer[] parts = new ByteBuffer[count];
-                for (int k = 0; k < count; k++) {
-                    parts[k] = ByteBuffer.wrap(all, k * size, size);
-                }
-                assertEquals(all.length, p[1].write(parts), how);
-            }
+            writeInSmallPieces(p[1], all, size, how);
             // Time for the bytes to travel, the reader doing nothing meanwhile (not an assertion on time).
             Thread.sleep(500);
             ByteBuffer got = ByteBuffer.allocate(30000);
