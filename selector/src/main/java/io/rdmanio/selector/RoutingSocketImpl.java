@@ -233,7 +233,11 @@ final class RoutingSocketImpl extends SocketImpl {
                 accepted = (RdmaSocketChannel) ch.timedAccept(TimeUnit.MILLISECONDS.toNanos(timeout));
             } catch (SocketTimeoutException e) {
                 throw new SocketTimeoutException("Accept timed out");
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException e) {
+                // An interrupted virtual thread: InterruptedIOException, on which the JDK's ServerSocket closes
+                // itself and says "Closed by interrupt", as over TCP.
+                throw streamFailure(e);
+            } catch (RuntimeException e) {
                 throw javaNet(e);
             }
             into.adopt(accepted);

@@ -45,6 +45,7 @@ public final class JavaNetScenarios {
         all.put("closeWhileReading", JavaNetScenarios::closeWhileReading);
         all.put("interruptWhileReading", JavaNetScenarios::interruptWhileReading);
         all.put("interruptVirtualReader", JavaNetScenarios::interruptVirtualReader);
+        all.put("interruptVirtualAcceptor", JavaNetScenarios::interruptVirtualAcceptor);
         all.put("closeWhileWriting", JavaNetScenarios::closeWhileWriting);
         all.put("interruptWhileWriting", JavaNetScenarios::interruptWhileWriting);
         all.put("interruptWhileAccepting", JavaNetScenarios::interruptWhileAccepting);
@@ -319,6 +320,44 @@ public final class JavaNetScenarios {
             });
             r.thread.interrupt();
             return r.outcome() + "; closed " + c.isClosed() + "; peer reads " + a.getInputStream().read();
+        }
+    }
+
+    /**
+     * A virtual thread (JDK 21 and later) blocked in {@code ServerSocket.accept} is interrupted: java.net closes the
+     * server socket ("Closed by interrupt"), so it reads as closed and a second accept says "Socket is closed".
+     */
+    static String interruptVirtualAcceptor() throws Exception {
+        java.lang.reflect.Method ofVirtual;
+        try {
+            ofVirtual = Thread.class.getMethod("ofVirtual");
+        } catch (NoSuchMethodException e) {
+            return "no virtual threads on this JDK";
+        }
+        Object builder = ofVirtual.invoke(null);
+        java.lang.reflect.Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
+        try (ServerSocket ss = server()) {
+            AtomicReference<String> seen = new AtomicReference<>("nothing");
+            CountDownLatch accepting = new CountDownLatch(1);
+            Thread t = (Thread) start.invoke(builder, (Runnable) () -> {
+                accepting.countDown();
+                try (Socket a = ss.accept()) {
+                    seen.set("accepted");
+                } catch (IOException e) {
+                    seen.set(describe(e) + ", interrupted " + Thread.currentThread().isInterrupted());
+                }
+            });
+            accepting.await();
+            Thread.sleep(300);
+            t.interrupt();
+            t.join(GUARD_MILLIS);
+            String second;
+            try (Socket a = ss.accept()) {
+                second = "accepted";
+            } catch (IOException e) {
+                second = describe(e);
+            }
+            return seen.get() + "; closed " + ss.isClosed() + "; a second accept " + second;
         }
     }
 
