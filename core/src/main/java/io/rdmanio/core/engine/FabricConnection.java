@@ -153,6 +153,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private long holdSince;
     /** The last staged frame's bytes came from small writes only (see {@link #holdLastFrameLocked}). */
     private boolean smallTail;
+    /**
+     * The bytes in the peer's last unread frame if its reader read nothing since: the peer packs an arriving frame
+     * onto that one when it fits (see {@link #frameCapLocked}).
+     */
+    private int peerTailFill;
     /** On the engine's list of connections holding a frame (guarded by that list). */
     boolean onHoldList;
     /** Bytes were written after the peer's FIN arrived (see {@link #judgeDisconnectLocked}). */
@@ -867,8 +872,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      */
     private boolean holdLastFrameLocked() {
         int last = (int) ((fillSeq - 1) % stagingCount);
-        if (!smallTail || finPending || userClosed || stagingUrgent[last] || stagingLen[last] >= payloadCapacity
-            || !windowLowLocked()) {
+        if (!smallTail || finPending || userClosed || stagingUrgent[last]
+            || stagingLen[last] >= frameCapLocked(fillSeq - 1, true) || !windowLowLocked()) {
             holdSince = 0;
             return false;
         }
@@ -883,6 +888,24 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             return false;
         }
         return true;
+    }
+
+    /**
+     * The payload a staged frame of small writes may take: while the peer's window is low and this frame is the next
+     * to leave, what the peer's last unread frame has room for if it read nothing since ({@link #peerTailFill}), so
+     * that the peer packs this frame onto that one whole; otherwise a full frame. A reader that did read loses
+     * nothing but a frame's fill; one that did not gets its ring's bytes' worth, not half of it.
+     */
+    private int frameCapLocked(long seq, boolean small) {
+        if (small && seq == postSeq && peerTailFill > 0 && peerTailFill < payloadCapacity && windowLowLocked()) {
+            return payloadCapacity - peerTailFill;
+        }
+        return payloadCapacity;
+    }
+
+    /** A data frame of {@code length} bytes left: the peer's last unread frame's fill, as it packs if it reads nothing. */
+    private void noteFrameSentLocked(int length) {
+        peerTailFill = peerTailFill + length <= payloadCapacity ? peerTailFill + length : length;
     }
 
     /** How long a frame of small writes is held for more to join it while the peer's window is low. */
@@ -948,6 +971,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             return false;
         }
         engine.bytesSent.addAndGet(length);
+        noteFrameSentLocked(length);
         engine.framesSent.incrementAndGet();
         return true;
     }
@@ -1014,6 +1038,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         endSendLocked(KIND_INLINE);
         src.position(pos + n);
         engine.bytesSent.addAndGet(n);
+        noteFrameSentLocked(n);
         engine.framesSent.incrementAndGet();
         engine.inlineFramesSent.incrementAndGet();
         return n;
@@ -1309,7 +1334,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      */
     private int stageLocked(ByteBuffer src, boolean small) {
         int idx;
-        if (lastUnsentHasRoomLocked()) {
+        if (lastUnsentHasRoomLocked() && stagingLen[(int) ((fillSeq - 1) % stagingCount)]
+                < frameCapLocked(fillSeq - 1, small && smallTail)) {
             idx = (int) ((fillSeq - 1) % stagingCount);
             smallTail &= small;
         } else if (stagingFree() > 0) {
@@ -1322,7 +1348,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             return 0;
         }
         int slot = stagingIds[idx];
-        int n = Math.min(src.remaining(), payloadCapacity - stagingLen[idx]);
+        int n = Math.min(src.remaining(), frameCapLocked(fillSeq - 1, smallTail) - stagingLen[idx]);
         int pos = src.position();
         pool.buffer(slot).put(pool.offset(slot) + HEADER_LENGTH + stagingLen[idx], src, pos, n);
         src.position(pos + n);
