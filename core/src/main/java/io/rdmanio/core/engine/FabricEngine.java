@@ -133,13 +133,15 @@ final class FabricEngine implements Engine {
     private final ArrayDeque<FabricConnection> flushQueue = new ArrayDeque<>();
     private volatile boolean flushPending;
 
-    // ---- the closer: a daemon thread that drives progress only while connections are closing or failed and not
+    // ---- the closer: a daemon thread that drives progress while connections are closing or failed and not
     // yet torn down, so that close() keeps its promise (FIN after staged bytes, then every slot back) without the
     // application driving this engine again, and resets those that outlive the linger bounds (time without
-    // delivering, memory held). Idle (parked, no deadline) otherwise; never on the data path.
+    // delivering, memory held). Idle (parked, no deadline) otherwise; never on the data path of an application
+    // that reads.
     // It also keeps the promise of a write: while some connection owes its peer bytes or a FIN that wait for credit
     // (or credit is owed to a peer), and nobody has driven progress for OWED_GRACE_NANOS, it drives progress
-    // itself and waits armed for the completion that brings the credit.
+    // itself and waits armed for the completion that brings the credit. And it takes the arrivals of open
+    // connections while the application neither drives progress nor waits (arrivalsRound): parked while it does.
     private final AtomicInteger lingering = new AtomicInteger();
     private final AtomicInteger owing = new AtomicInteger();
     private final Object closerLock = new Object();
@@ -174,6 +176,22 @@ final class FabricEngine implements Engine {
      * wait for a completion that a peer that does not read never sends).
      */
     private volatile ParkingWaiter closerWaiter;
+    /**
+     * How long the application must have left progress alone before the closer takes the peers' frames itself
+     * ({@link #arrivalsRound}): a reader that has not read yet would otherwise leave them in their slots, so that a
+     * peer's small writes stop at one per slot (its frames are packed, and credit returned, only when polled) where
+     * TCP's receive buffer takes them, and a writer waits for its reader (a parent that reads its child's output
+     * only once the child has exited never sees it exit).
+     */
+    static final long ARRIVALS_GRACE_NANOS = 1_000_000;
+    /** The longest {@link #arrivalsGrace}, reached while the application keeps driving progress. */
+    static final long ARRIVALS_GRACE_MAX_NANOS = 100_000_000;
+    /** The closer's current grace before it looks again whether the application still drives (closer only). */
+    private long arrivalsGrace;
+    /** The closer parks until no other thread waits (guarded by waiters). */
+    private boolean closerAside;
+    /** Signals to waiters other than the closer so far (written under the waiters' lock). */
+    private volatile long appSignals;
     /** Progress runs so far; written under progressLock, read by the closer to see whether anyone drives. */
     private volatile long progressRuns;
 
@@ -386,11 +404,17 @@ final class FabricEngine implements Engine {
     }
 
     void register(CmId id, FabricConnection c) {
+        boolean first;
         synchronized (setupLock) {
             byId.put(id, c);
             connections.add(c);
+            first = connections.size() == 1;
         }
         ExitLinger.watch(this);
+        if (first && (closerIdle || closer == null)) {
+            // The closer takes arrivals the application does not while connections are open (arrivalsRound).
+            wakeCloser();
+        }
     }
 
     void registerQp(int qpNum, FabricConnection c) {
@@ -720,6 +744,7 @@ final class FabricEngine implements Engine {
      * relies on a relay the queues' relayed arms are withdrawn.
      */
     private void endWait(Notifier notifier) {
+        boolean look;
         synchronized (waiters) {
             boolean wasWaiting = waiters.remove(notifier);
             if (relayWaiters.remove(notifier)) {
@@ -730,6 +755,10 @@ final class FabricEngine implements Engine {
                 // without re-arming: a thread still blocked on a connection takes that over.
                 handOverLocked();
             }
+            look = closerMustLookLocked();
+        }
+        if (look) {
+            wakeCloser();
         }
         if (relayArmed && relayWaiterCount == 0) {
             withdrawIdleRelays();
@@ -838,12 +867,15 @@ final class FabricEngine implements Engine {
      * blocked on the engine.
      */
     void wakeWaiters() {
+        boolean look;
         synchronized (waiters) {
             int n = waiters.size();
             if (n == 0) {
                 return;
             }
             Notifier driver = null;
+            Notifier self = closerWaiter;
+            boolean app = false;
             int keep = 0;
             for (int i = 0; i < n; i++) {
                 Notifier x = waiters.get(i);
@@ -854,7 +886,11 @@ final class FabricEngine implements Engine {
                 if (driver == null && x instanceof ParkingWaiter && ((ParkingWaiter) x).blockedOnConnection) {
                     driver = x;
                 }
+                app |= x != self;
                 x.signal();
+            }
+            if (app) {
+                appSignals++;
             }
             waiters.subList(keep, n).clear();
             int relays = 0;
@@ -866,6 +902,10 @@ final class FabricEngine implements Engine {
             }
             relayWaiters.subList(relays, relayWaiters.size()).clear();
             relayWaiterCount = relays;
+            look = closerMustLookLocked();
+        }
+        if (look) {
+            wakeCloser();
         }
     }
 
@@ -985,12 +1025,16 @@ final class FabricEngine implements Engine {
     }
 
     /**
-     * Whether no thread is registered as waiting and no relayed arm is outstanding: what holds whenever nobody
-     * waits on this engine (for tests).
+     * Whether no thread but the closer is registered as waiting and no relayed arm but the closer's is
+     * outstanding: what holds whenever the application does not wait on this engine (for tests; the closer arms
+     * to take arrivals the application does not, {@link #arrivalsRound}).
      */
     boolean isWaitIdle() {
         synchronized (waiters) {
-            return waiters.isEmpty() && relayWaiters.isEmpty() && !relayArmed;
+            Notifier self = closerWaiter;
+            boolean closerArmed = self != null && relayWaiters.contains(self);
+            return !othersWaitLocked() && relayWaiters.size() == (closerArmed ? 1 : 0)
+                && (!relayArmed || closerArmed);
         }
     }
 
@@ -1030,6 +1074,10 @@ final class FabricEngine implements Engine {
                 seen = progressRuns;
                 continue;
             }
+            if (!owesWork() && connectionCount() > 0) {
+                seen = arrivalsRound(wake, release, seen);
+                continue;
+            }
             if (!owesWork()) {
                 endWait(wake);
                 closerIdle = true;
@@ -1062,6 +1110,94 @@ final class FabricEngine implements Engine {
                     ? Math.min(release, System.nanoTime() + OWED_GRACE_NANOS) : release);
             }
         }
+    }
+
+    /**
+     * One round of taking the peers' frames while connections are open and nothing is owed or lingering, when the
+     * application does not: returns {@code progressRuns} as this thread last saw it. The application takes its
+     * arrivals itself while it drives progress (the closer then looks again after {@link #arrivalsGrace}, doubled
+     * each time it finds the application still driving, up to {@link #ARRIVALS_GRACE_MAX_NANOS}) or while one of its
+     * threads waits (the closer then parks until the last such wait ends). Otherwise the closer polls, arms and
+     * waits armed, so each arrival is taken as it comes, as the kernel takes a TCP segment whether or not anyone
+     * reads.
+     */
+    private long arrivalsRound(ParkingWaiter wake, long release, long seen) {
+        long runs = progressRuns;
+        if (runs != seen) {
+            endWait(wake);
+            arrivalsGrace = arrivalsGrace == 0 ? ARRIVALS_GRACE_NANOS
+                : Math.min(2 * arrivalsGrace, ARRIVALS_GRACE_MAX_NANOS);
+            idlePark(Math.min(release, System.nanoTime() + arrivalsGrace));
+            return runs;
+        }
+        endWait(wake);
+        if (standAside()) {
+            idlePark(release);
+            return runs;
+        }
+        arrivalsGrace = 0;
+        progress();
+        long after = progressRuns;
+        long signals = appSignals;
+        wake.reset();
+        closerIdle = true;
+        if (!owesWork() && lingering.get() == 0 && arm(wake)) {
+            wake.awaitSignal(this, release);
+        }
+        closerIdle = false;
+        if (appSignals != signals) {
+            // A thread of the application was woken by the same arrival: it takes them from now on.
+            endWait(wake);
+            arrivalsGrace = ARRIVALS_GRACE_NANOS;
+            idlePark(Math.min(release, System.nanoTime() + arrivalsGrace));
+        }
+        return after;
+    }
+
+    /**
+     * Whether a thread other than the closer waits on this engine; if so the closer is marked as standing aside,
+     * and the last such wait to end unparks it.
+     */
+    private boolean standAside() {
+        synchronized (waiters) {
+            if (!othersWaitLocked()) {
+                return false;
+            }
+            closerAside = true;
+            return true;
+        }
+    }
+
+    private boolean othersWaitLocked() {
+        Notifier self = closerWaiter;
+        for (int i = 0, n = waiters.size(); i < n; i++) {
+            if (waiters.get(i) != self) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Under the waiters' lock, after a waiter left: whether the closer stood aside for it and must look now. */
+    private boolean closerMustLookLocked() {
+        if (closerAside && !othersWaitLocked()) {
+            closerAside = false;
+            return true;
+        }
+        return false;
+    }
+
+    /** The closer parks until {@code deadline}, unparked by new work (it is idle meanwhile). */
+    private void idlePark(long deadline) {
+        closerIdle = true;
+        if (lingering.get() == 0 && !owesWork() && !eventsPending && !closed) {
+            if (deadline == Long.MAX_VALUE) {
+                LockSupport.park(this);
+            } else {
+                LockSupport.parkNanos(this, Math.max(0, deadline - System.nanoTime()));
+            }
+        }
+        closerIdle = false;
     }
 
     /** A connection gave its slots back: the closer gives whole chunks back after their grace. */

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -150,6 +152,31 @@ class ProgressWithoutDriverTest {
             within("the answer", () -> quietly(() -> Pair.read(cs[0], back) >= 0 && !back.hasRemaining()));
             assertArrayEquals(pattern(64, 1), back.array());
             assertTrue(cs[0].localAddress() instanceof InetSocketAddress);
+        }
+    }
+
+    /**
+     * A reader that neither reads nor waits yet (a parent that reads its child's output only once the child has
+     * exited) still takes its peer's small writes, as a TCP receive buffer does: 200 writes of 10 bytes a
+     * millisecond apart (each its own frame: the writer holds a small frame back for less than that) would
+     * otherwise fill the ring's 32 slots with 320 bytes and leave the rest staged at the writer until the reader
+     * reads (a writer that exits then lingers, its bytes undelivered). The reader's engine is driven by nobody but
+     * its closer until the writer owes nothing; then one read takes every byte.
+     */
+    @Test
+    void smallWritesToAReaderThatNeitherReadsNorWaitsAreAllDelivered() throws Exception {
+        try (Pair p = new Pair(EngineConfig.DEFAULT)) {
+            FabricConnection[] cs = connectPolled(p);
+            byte[] data = pattern(2_000, 5);
+            for (int off = 0; off < data.length; off += 10) {
+                assertEquals(10, Pair.write(cs[0], ByteBuffer.wrap(data, off, 10)), "a send buffer's room");
+                LockSupport.parkNanos(1_000_000);
+            }
+            within("the writer owing nothing (its reader's engine took every frame)",
+                () -> p.client.owingCount() == 0);
+            ByteBuffer in = ByteBuffer.allocate(1 << 16);
+            assertEquals(data.length, Pair.read(cs[1], in), "one read takes every byte, as from TCP's buffer");
+            assertArrayEquals(data, Arrays.copyOf(in.array(), in.position()));
         }
     }
 }
