@@ -1230,6 +1230,69 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         assertEquals(sent.getValue(), got.getValue(), "every accepted byte, in order");
     }
 
+    /**
+     * A non-blocking writer whose window is spent takes bytes again once its reader has read an eighth of what it
+     * accepted, as on TCP (whose receiver reopens a closed window once a segment's worth is free): the reader need
+     * not read half of it first. Every byte arrives, in order.
+     */
+    @Test
+    void aWriterWhoseWindowIsSpentResumesOnceItsReaderReadsAnEighth() throws Exception {
+        SocketChannel[] p = pair();
+        SocketChannel w = p[0];
+        w.configureBlocking(false);
+        byte[] block = pattern(64 * 1024, 23);
+        ByteBuffer src = ByteBuffer.wrap(block);
+        CRC32 sent = new CRC32();
+        long written = 0;
+        while (true) {
+            assertTrue(written < 512L * 1024 * 1024, "writes never stopped with the peer not reading");
+            if (!src.hasRemaining()) {
+                src.clear();
+            }
+            int pos = src.position();
+            int n = w.write(src);
+            sent.update(block, pos, n);
+            written += n;
+            if (n == 0) {
+                break;
+            }
+        }
+        CRC32 got = new CRC32();
+        ByteBuffer in = ByteBuffer.allocate(64 * 1024);
+        long read = 0;
+        while (read < written / 8) {
+            in.clear().limit((int) Math.min(in.capacity(), written / 8 - read));
+            int n = p[1].read(in);
+            assertTrue(n > 0, "end of stream before the data");
+            got.update(in.array(), 0, n);
+            read += n;
+        }
+        long more = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (more == 0 && System.nanoTime() - deadline < 0) {
+            if (!src.hasRemaining()) {
+                src.clear();
+            }
+            int pos = src.position();
+            more = w.write(src);
+            sent.update(block, pos, (int) more);
+            if (more == 0) {
+                Thread.sleep(1);
+            }
+        }
+        assertTrue(more > 0, "the writer took nothing for 10 s after its reader read " + read + " of the " + written
+            + " bytes it had accepted");
+        written += more;
+        while (read < written) {
+            in.clear().limit((int) Math.min(in.capacity(), written - read));
+            int n = p[1].read(in);
+            assertTrue(n > 0, "end of stream before the data");
+            got.update(in.array(), 0, n);
+            read += n;
+        }
+        assertEquals(sent.getValue(), got.getValue(), "every accepted byte, in order");
+    }
+
     @Test
     void polledAcceptAndFinishConnectWithoutASelector() throws Exception {
         ServerSocketChannel server = server();

@@ -19,7 +19,8 @@ package io.rdmanio.core.protocol;
  * <h2>When a CREDIT frame is sent</h2>
  * Every frame advertises both counters, so grants normally ride on data. A CREDIT frame is sent only when
  * <ol type="a">
- *   <li>unadvertised data grants reach {@link #creditThreshold()} (half the data window, at least 1) and no data
+ *   <li>unadvertised data grants reach {@link #creditThreshold()} (half the data window, a sixteenth while the
+ *       peer has no data credit left, at least 1) and no data
  *       frame can go the other way to carry them, or there is any such grant, one of them is for a slot freed by
  *       packing an arrived frame onto an unread one ({@link #dataSlotPacked()}), and the peer has no data credit
  *       left as far as this side knows (it could send nothing to pack, and the reader may not read for long);
@@ -201,9 +202,14 @@ public final class CreditWindow {
         return packedGrant && dataGranted - dataAdvertised > 0 && dataAdvertised - dataReceived <= 0;
     }
 
-    /** Half the data window, at least 1: unadvertised data grants that justify a CREDIT frame. */
+    /**
+     * Unadvertised data grants that justify a CREDIT frame: half the data window; a sixteenth once the peer has
+     * spent every data credit this side advertised (as far as this side knows: it is waiting), as a TCP receiver
+     * reopens a closed window as soon as a segment's worth is free rather than half its buffer. At least 1.
+     */
     public int creditThreshold() {
-        return Math.max(1, localDataSlots / 2);
+        int slots = dataAdvertised - dataReceived <= 0 ? localDataSlots / 16 : localDataSlots / 2;
+        return Math.max(1, slots);
     }
 
     /**
