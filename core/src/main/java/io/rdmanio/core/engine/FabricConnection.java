@@ -212,6 +212,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private long bytesRead;
     /** Urgent bytes dropped unread (no SO_OOBINLINE): taken from the stream as a read takes bytes. */
     private long urgentDropped;
+    /**
+     * A server's connection that its listener holds and the application has not accepted yet: should this process
+     * end, the kernel's listener would reset it, so no standing is published for it (guarded by lock).
+     */
+    private boolean unaccepted;
     /** What {@link #publishStandingLocked} last gave the queue pair. */
     private long publishedStanding = -1;
     /** Counted in the engine's owing connections: staged bytes or a FIN wait for credit. */
@@ -262,6 +267,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         this.pool = engine.pool;
         this.id = id;
         this.client = client;
+        this.unaccepted = !client;
         this.listener = listener;
         this.remote = remote;
         EngineConfig config = engine.config;
@@ -782,12 +788,22 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * stream where the kernel would have sent TCP's FIN, and a reset where it would have reset (bytes unread here,
      * or bytes accepted and never sent).
      */
+    /** The listener handed this connection to the application ({@link FabricListener#accept}). */
+    void acceptedByApplication() {
+        synchronized (lock) {
+            if (unaccepted) {
+                unaccepted = false;
+                publishStandingLocked();
+            }
+        }
+    }
+
     private void publishStandingLocked() {
         if (qp == null) {
             return;
         }
-        boolean clean = state == OPEN && failure == null && !userClosed && !abortOnData && !disconnectCalled
-            && !disconnectSeen && !tornDown && postSeq == fillSeq && (!finPending || finPosted);
+        boolean clean = state == OPEN && !unaccepted && failure == null && !userClosed && !abortOnData
+            && !disconnectCalled && !disconnectSeen && !tornDown && postSeq == fillSeq && (!finPending || finPosted);
         long standing = clean ? bytesRead + urgentDropped : -1;
         if (standing != publishedStanding) {
             publishedStanding = standing;

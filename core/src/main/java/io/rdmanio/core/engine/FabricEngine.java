@@ -1304,14 +1304,27 @@ final class FabricEngine implements Engine {
         long start = System.nanoTime();
         IdentityHashMap<FabricConnection, long[]> activity = new IdentityHashMap<>();
         ParkingWaiter wake = ParkingWaiter.current();
+        boolean listenersClosed = false;
         try {
             while (!closed) {
+                long now = System.nanoTime();
+                boolean late = now - start - lingerNanos >= 0;
+                if (!listenersClosed && (late || now - start - quietNanos >= 0)) {
+                    // As the kernel closes a process's listening sockets at exit: the connections they hold and never
+                    // accepted are reset, not ended in order (before the loop below would close them).
+                    listenersClosed = true;
+                    List<FabricListener> ls;
+                    synchronized (setupLock) {
+                        ls = new ArrayList<>(listeners);
+                    }
+                    for (FabricListener l : ls) {
+                        l.close();
+                    }
+                }
                 List<FabricConnection> open;
                 synchronized (setupLock) {
                     open = new ArrayList<>(connections);
                 }
-                long now = System.nanoTime();
-                boolean late = now - start - lingerNanos >= 0;
                 long nextCheck = Long.MAX_VALUE;
                 int stillOpen = 0;
                 for (FabricConnection c : open) {

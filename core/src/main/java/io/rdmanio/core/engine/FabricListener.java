@@ -208,10 +208,13 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
      */
     @Override
     public Connection accept() throws IOException {
-        Connection c = acceptOnce();
+        FabricConnection c = acceptOnce();
         if (c == null) {
             engine.progressIfNotInside();
             c = acceptOnce();
+        }
+        if (c != null) {
+            c.acceptedByApplication();
         }
         // Room in the accept queue (or handshakes that ended without a word): a connect held for it goes on, as a
         // client's retried SYN finds room.
@@ -219,7 +222,7 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
         return c;
     }
 
-    private Connection acceptOnce() throws IOException {
+    private FabricConnection acceptOnce() throws IOException {
         synchronized (lock) {
             if (closed) {
                 throw new IOException("listener on " + local + " is closed");
