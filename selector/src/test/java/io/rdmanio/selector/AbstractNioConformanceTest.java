@@ -1184,6 +1184,55 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         boolean done() throws Exception;
     }
 
+    /** The pattern a writer repeats, and the CRC of every byte taken from it. */
+    private static final class Repeating {
+        final byte[] block;
+        final ByteBuffer src;
+        final CRC32 sent = new CRC32();
+
+        Repeating(int seed) {
+            block = pattern(64 * 1024, seed);
+            src = ByteBuffer.wrap(block);
+        }
+
+        /** One non-blocking write of what is left of the block (a fresh one when it is all taken). */
+        int writeOnce(SocketChannel w) throws IOException {
+            if (!src.hasRemaining()) {
+                src.clear();
+            }
+            int pos = src.position();
+            int n = w.write(src);
+            sent.update(block, pos, n);
+            return n;
+        }
+
+        /** Writes until the transport takes nothing (the peer reads nothing); returns the bytes taken. */
+        long fill(SocketChannel w) throws IOException {
+            long written = 0;
+            while (true) {
+                assertTrue(written < 512L * 1024 * 1024, "writes never stopped with the peer not reading");
+                int n = writeOnce(w);
+                written += n;
+                if (n == 0) {
+                    return written;
+                }
+            }
+        }
+    }
+
+    /** Reads exactly {@code n} bytes into {@code got}'s CRC (blocking). */
+    private static void readExactly(SocketChannel r, long n, CRC32 got) throws IOException {
+        ByteBuffer in = ByteBuffer.allocate(64 * 1024);
+        long read = 0;
+        while (read < n) {
+            in.clear().limit((int) Math.min(in.capacity(), n - read));
+            int k = r.read(in);
+            assertTrue(k > 0, "end of stream before the data");
+            got.update(in.array(), 0, k);
+            read += k;
+        }
+    }
+
     @Test
     void aWriteReturnsZeroOnlyWhenTheWindowIsSpent() throws Exception {
         SocketChannel[] p = pair();
@@ -1191,24 +1240,9 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         w.configureBlocking(false);
         Selector sel = selector();
         SelectionKey key = w.register(sel, SelectionKey.OP_WRITE);
-        byte[] block = pattern(64 * 1024, 17);
-        ByteBuffer src = ByteBuffer.wrap(block);
-        CRC32 sent = new CRC32();
-        long written = 0;
+        Repeating out = new Repeating(17);
         // The peer reads nothing: write until the transport takes no more.
-        while (true) {
-            assertTrue(written < 512L * 1024 * 1024, "writes never stopped with the peer not reading");
-            if (!src.hasRemaining()) {
-                src.clear();
-            }
-            int pos = src.position();
-            int n = w.write(src);
-            sent.update(block, pos, n);
-            written += n;
-            if (n == 0) {
-                break;
-            }
-        }
+        long written = out.fill(w);
         // A write that gave up must have driven whatever could still make room: nothing drains, so the next
         // select does not find the channel writable after all.
         sel.selectNow();
@@ -1218,16 +1252,8 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         sel.selectNow();
         w.configureBlocking(true);
         CRC32 got = new CRC32();
-        ByteBuffer in = ByteBuffer.allocate(64 * 1024);
-        long read = 0;
-        while (read < written) {
-            in.clear().limit((int) Math.min(in.capacity(), written - read));
-            int n = p[1].read(in);
-            assertTrue(n > 0, "end of stream before the data");
-            got.update(in.array(), 0, n);
-            read += n;
-        }
-        assertEquals(sent.getValue(), got.getValue(), "every accepted byte, in order");
+        readExactly(p[1], written, got);
+        assertEquals(out.sent.getValue(), got.getValue(), "every accepted byte, in order");
     }
 
     /**
@@ -1240,57 +1266,22 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
         SocketChannel[] p = pair();
         SocketChannel w = p[0];
         w.configureBlocking(false);
-        byte[] block = pattern(64 * 1024, 23);
-        ByteBuffer src = ByteBuffer.wrap(block);
-        CRC32 sent = new CRC32();
-        long written = 0;
-        while (true) {
-            assertTrue(written < 512L * 1024 * 1024, "writes never stopped with the peer not reading");
-            if (!src.hasRemaining()) {
-                src.clear();
-            }
-            int pos = src.position();
-            int n = w.write(src);
-            sent.update(block, pos, n);
-            written += n;
-            if (n == 0) {
-                break;
-            }
-        }
+        Repeating out = new Repeating(23);
+        long written = out.fill(w);
         CRC32 got = new CRC32();
-        ByteBuffer in = ByteBuffer.allocate(64 * 1024);
-        long read = 0;
-        while (read < written / 8) {
-            in.clear().limit((int) Math.min(in.capacity(), written / 8 - read));
-            int n = p[1].read(in);
-            assertTrue(n > 0, "end of stream before the data");
-            got.update(in.array(), 0, n);
-            read += n;
-        }
+        readExactly(p[1], written / 8, got);
         long more = 0;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (more == 0 && System.nanoTime() - deadline < 0) {
-            if (!src.hasRemaining()) {
-                src.clear();
-            }
-            int pos = src.position();
-            more = w.write(src);
-            sent.update(block, pos, (int) more);
+            more = out.writeOnce(w);
             if (more == 0) {
                 Thread.sleep(1);
             }
         }
-        assertTrue(more > 0, "the writer took nothing for 10 s after its reader read " + read + " of the " + written
-            + " bytes it had accepted");
-        written += more;
-        while (read < written) {
-            in.clear().limit((int) Math.min(in.capacity(), written - read));
-            int n = p[1].read(in);
-            assertTrue(n > 0, "end of stream before the data");
-            got.update(in.array(), 0, n);
-            read += n;
-        }
-        assertEquals(sent.getValue(), got.getValue(), "every accepted byte, in order");
+        assertTrue(more > 0, "the writer took nothing for 10 s after its reader read " + written / 8 + " of the "
+            + written + " bytes it had accepted");
+        readExactly(p[1], written - written / 8 + more, got);
+        assertEquals(out.sent.getValue(), got.getValue(), "every accepted byte, in order");
     }
 
     @Test

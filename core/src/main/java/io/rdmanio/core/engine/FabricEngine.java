@@ -128,6 +128,8 @@ final class FabricEngine implements Engine {
     private volatile boolean eventsPending;
     /** Where one blocked platform thread waits on the wakeup channels itself. */
     private final DoorbellSelector doorbell = new DoorbellSelector();
+    /** Where the closer waits on them while it takes arrivals nobody else does ({@link #arrivalsRound}). */
+    private final DoorbellSelector closerDoorbell = new DoorbellSelector();
 
     // ---- guarded by flushQueue: connections with deferred work (credit after reads, returned loans)
     private final ArrayDeque<FabricConnection> flushQueue = new ArrayDeque<>();
@@ -391,6 +393,7 @@ final class FabricEngine implements Engine {
                 }
                 if (!doomed.isEmpty()) {
                     doorbell.flush();
+                    closerDoorbell.flush();
                 }
             }
         } finally {
@@ -1081,8 +1084,9 @@ final class FabricEngine implements Engine {
             if (!owesWork()) {
                 endWait(wake);
                 closerIdle = true;
-                // Re-checked after publishing closerIdle: whoever adds work after this sees it and unparks.
-                if (lingering.get() == 0 && !owesWork() && !eventsPending && !closed) {
+                // Re-checked after publishing closerIdle: whoever adds work after this sees it and unparks (a first
+                // connection too: register reads closerIdle after adding it).
+                if (lingering.get() == 0 && !owesWork() && !eventsPending && !closed && connectionCount() == 0) {
                     if (release == Long.MAX_VALUE) {
                         LockSupport.park(this);
                     } else {
@@ -1141,8 +1145,23 @@ final class FabricEngine implements Engine {
         long signals = appSignals;
         wake.reset();
         closerIdle = true;
-        if (!owesWork() && lingering.get() == 0 && arm(wake)) {
-            wake.awaitSignal(this, release);
+        // On the wakeup channels themselves where the fabric offers them, as a blocked thread does: no fabric thread
+        // stands by to relay (disni's completion thread stays parked; shm's peers ring the pipe, not the socket).
+        List<SelectableChannel> channels = wakeupChannels;
+        boolean direct = closerDoorbell.tryEnter(channels);
+        try {
+            List<SelectableChannel> watched = direct ? closerDoorbell.watch(channels) : List.of();
+            if (!owesWork() && lingering.get() == 0 && arm(wake, watched)) {
+                if (watched.isEmpty()) {
+                    wake.awaitSignal(this, release);
+                } else {
+                    wake.awaitDoorbell(closerDoorbell, release);
+                }
+            }
+        } finally {
+            if (direct) {
+                closerDoorbell.exit();
+            }
         }
         closerIdle = false;
         if (appSignals != signals) {
@@ -1620,6 +1639,7 @@ final class FabricEngine implements Engine {
         }
         wakeWaiters();
         doorbell.close();
+        closerDoorbell.close();
         Thread t = closer;
         if (t != null) {
             LockSupport.unpark(t);
