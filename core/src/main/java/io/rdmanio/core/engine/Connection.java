@@ -59,6 +59,24 @@ public interface Connection extends AutoCloseable {
     }
 
     /**
+     * A blocking write of the application begins ({@code true}) or returns ({@code false}). Bytes that a write still
+     * under way has staged are not yet accepted in TCP's terms (the application cannot know how far the write got):
+     * should this process die in it, the peer may read end of stream after the bytes that left, as after a TCP
+     * writer killed in a blocking write, instead of the reset that staged bytes of a returned write call for.
+     */
+    default void blockingWrite(boolean underWay) {
+    }
+
+    /**
+     * Whether every byte the writes took has left for the peer (none staged waiting for credit), or nothing more
+     * can leave. A blocking write returns only then ({@link Readiness#POSTED} waits for it): TCP's kernel keeps
+     * sending what a returned write accepted after its process has gone, and staging lives in this process.
+     */
+    default boolean allPosted() {
+        return true;
+    }
+
+    /**
      * The bytes a read would return now without waiting, after driving progress once (as a TCP socket's
      * FIONREAD): 0 when none, at end of stream, after {@link #shutdownInput} or a failure.
      */

@@ -6,6 +6,7 @@ import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_DATA;
 import static io.rdmanio.core.protocol.FrameDescriptor.TYPE_FIN;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.rdmanio.core.Logs;
 import io.rdmanio.core.buffer.LentByteBuf;
 import io.rdmanio.core.buffer.SlotPool;
@@ -26,6 +27,7 @@ import java.net.InetSocketAddress;
 import java.net.ProtocolException;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -61,6 +63,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private static final int CONTROL_ENTRY = 64;
     /** Control-frame entries per connection, at most (they share one slot). */
     private static final int MAX_CONTROL_ENTRIES = 8;
+    /**
+     * The most bytes a connection's receive side holds unread, its ring and its spill ({@link #spillLocked})
+     * together, when the ring is smaller: about what the kernel's TCP holds for a reader that does not read on this
+     * host's loopback (a writer's 3.5 MB go, 5 MB block).
+     */
+    static final long RECEIVE_HOLD_BYTES = 4L << 20;
 
     private static final byte KIND_DATA = 0;
     private static final byte KIND_CONTROL = 1;
@@ -217,6 +225,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      * end, the kernel's listener would reset it, so no standing is published for it (guarded by lock).
      */
     private boolean unaccepted;
+    /**
+     * {@link #fillSeq} when the application's blocking write under way began ({@link #blockingWrite}), -1 when none
+     * is: frames from there on hold only bytes of that write.
+     */
+    private long blockingWriteFrom = -1;
     /** What {@link #publishStandingLocked} last gave the queue pair. */
     private long publishedStanding = -1;
     /** Counted in the engine's owing connections: staged bytes or a FIN wait for credit. */
@@ -234,6 +247,25 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     private long available;
     private final boolean[] lentOut;
     private LentByteBuf[] lent;
+    /**
+     * Bytes taken out of unread receive slots while the application neither read nor waited ({@link #spillLocked}),
+     * oldest first: they come before every frame still in the ring, and reads take them first. Chunks of
+     * {@link #payloadCapacity} bytes, allocated only while spilling, never on the path of a reader that reads.
+     */
+    private ArrayDeque<byte[]> spill;
+    /** The read position in the first spill chunk. */
+    private int spillHead;
+    /** The bytes in the last spill chunk. */
+    private int spillTail;
+    /** Bytes held in {@link #spill}, counted in the engine's bound ({@link FabricEngine#SPILL_MAX_BYTES}). */
+    private long spillBytes;
+    /** Bytes {@link #respillLocked} may still move while the application reads the spill down. */
+    private long respillBudget;
+    /**
+     * The most bytes {@link #spill} may hold: 0 once SO_RCVBUF was set (the application sized the window itself),
+     * else what {@link #RECEIVE_HOLD_BYTES} leaves beyond the ring.
+     */
+    private final long spillLimit;
     // send staging: slots [freeSeq, postSeq) are posted, [postSeq, fillSeq) are filled and waiting for credit
     private final int[] stagingLen;
     /** Whether a staged frame is one urgent byte ({@link #writeUrgent}): sent alone, with its flag, never appended to. */
@@ -274,6 +306,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         this.slotSize = config.slotSize();
         this.payloadCapacity = FrameDescriptor.payloadCapacity(slotSize);
         this.dataSlots = slots(options.receiveBufferSize(), config.ringDepth());
+        this.spillLimit = options.receiveBufferSize() > 0 ? 0
+            : Math.max(0, RECEIVE_HOLD_BYTES - (long) dataSlots * payloadCapacity);
         this.controlSlots = config.controlSlots();
         this.recvCount = CreditWindow.postedReceives(dataSlots, controlSlots);
         this.stagingCount = slots(options.sendBufferSize(), config.ringDepth());
@@ -517,7 +551,10 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 if (dropped) {
                     urgentDropped++;
                 }
-                if (length == 0 || userClosed || dropped) {
+                // Linux answers bytes that reach a socket shut for both directions (FIN_WAIT with its input shut)
+                // with a reset, as it answers those that reach a closed one; shut for input alone, they wait.
+                boolean refused = userClosed || (inputShutdown && outputShutdown);
+                if (length == 0 || refused || dropped) {
                     // An urgent byte a socket that does not inline urgent data never reads: as TCP keeps it out of
                     // the stream. Its slot is free again (credit returned as for a read).
                     repostDataLocked(i);
@@ -525,9 +562,9 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                         // A writer of urgent bytes alone gets its credit back without this side writing or reading.
                         engine.requestFlush(this);
                     }
-                    if (length > 0 && userClosed && !abortOnData) {
-                        // Bytes for a socket that was closed: TCP answers them with a reset (the peer's next
-                        // write fails, and this side's unsent bytes are dropped).
+                    if (length > 0 && refused && !abortOnData) {
+                        // Bytes for a socket that was closed (or shut both ways): TCP answers them with a reset
+                        // (the peer's next write fails, and this side's unsent bytes are dropped).
                         abortOnData = true;
                         engine.requestFlush(this);
                     }
@@ -547,6 +584,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                     available += length;
                     // Readable again even if READ never cleared: a selector that left bytes unread hears of more.
                     readEvent = true;
+                    spillLocked(false);
+                    if (spillBytes > 0 && respillLocked() > 0
+                        && credit.unadvertisedData() >= credit.creditThreshold()) {
+                        // Reads made room in the spill before these frames came: the window reopens as on TCP.
+                        engine.requestFlush(this);
+                    }
                 }
                 break;
             }
@@ -583,6 +626,120 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         pool.buffer(slot).put(pool.offset(slot) + HEADER_LENGTH + end, src, srcOff + HEADER_LENGTH, length);
         recvLen[last] = end + length;
         return true;
+    }
+
+    /**
+     * While the application does not read (the engine's closer takes the arrivals for it, or {@code asked}: the
+     * application asks what is {@code available()} instead of reading), unread frames that fill half the ring or
+     * more are copied into the connection's spill and their slots reposted, returning their credit, as the kernel
+     * grows a TCP socket's receive buffer for a reader that is behind: a writer that exits with more unsent bytes
+     * than the ring holds is not kept waiting for its reader to read (TCP's kernel holds about 4 MB after the
+     * writer's process has gone), and a reader that waits for {@code available()} to reach a message's length sees
+     * it reached for messages larger than the ring. Up to {@link #RECEIVE_HOLD_BYTES} ring and spill together
+     * per connection and the engine's bound in all; then the window closes as before. Never after SO_RCVBUF was set
+     * (the application sized the window), after shutdownInput or close, or once received data was lent (zero
+     * copy); a reader that reads never pays it (the closer stands aside while the application drives or waits).
+     * The credit goes out with the next progress (the closer's, when nobody else drives).
+     */
+    private void spillLocked(boolean asked) {
+        if (spillLimit == 0 || lent != null || inputShutdown || userClosed || failure != null || tornDown
+            || readTail - readHead < Math.max(1, dataSlots / 2) || !(asked || engine.takingArrivalsForNobody())) {
+            return;
+        }
+        if (spillBytes == 0) {
+            respillBudget = spillLimit;
+        }
+        if (moveToSpillLocked(false) > 0 && credit.unadvertisedData() >= credit.creditThreshold()) {
+            engine.requestFlush(this);
+        }
+    }
+
+    /**
+     * A read took spilled bytes while the ring is still half full or more (the writer is ahead), or frames fill
+     * half the ring while a spill is held: as many of the ring's frames move into the room reads made, so that the writer's window reopens as soon as a TCP writer's would
+     * (after a sixteenth of the window read, not after the whole spill), within {@link #respillBudget}: a reader
+     * that stays behind pays that second copy for one spill's worth at most, then reads the ring down as before.
+     * Returns the slots freed.
+     */
+    private int respillLocked() {
+        if (respillBudget <= 0 || readTail - readHead < Math.max(1, dataSlots / 2) || failure != null || tornDown
+            || inputShutdown) {
+            return 0;
+        }
+        return moveToSpillLocked(true);
+    }
+
+    /** Moves whole unread frames from the ring's head to the spill's tail, within the bounds; returns how many. */
+    private int moveToSpillLocked(boolean budgeted) {
+        int freed = 0;
+        while (readHead != readTail) {
+            int i = readQueue[(int) (readHead % recvCount)];
+            int n = recvLen[i] - headOffset;
+            if (spillBytes + n > spillLimit || (budgeted && n > respillBudget) || !engine.reserveSpill(n)) {
+                break;
+            }
+            if (budgeted) {
+                respillBudget -= n;
+            }
+            int slot = recvIds[i];
+            appendSpillLocked(pool.buffer(slot), pool.offset(slot) + HEADER_LENGTH + headOffset, n);
+            spillBytes += n;
+            readHead++;
+            headOffset = 0;
+            releaseReadLocked(i);
+            freed++;
+        }
+        return freed;
+    }
+
+    private void appendSpillLocked(ByteBuffer src, int off, int n) {
+        if (spill == null) {
+            spill = new ArrayDeque<>();
+        }
+        while (n > 0) {
+            if (spill.isEmpty() || spillTail == payloadCapacity) {
+                spill.addLast(new byte[payloadCapacity]);
+                spillTail = 0;
+            }
+            int k = Math.min(n, payloadCapacity - spillTail);
+            src.get(off, spill.peekLast(), spillTail, k);
+            spillTail += k;
+            off += k;
+            n -= k;
+        }
+    }
+
+    /** Moves spilled bytes into {@code dst}, oldest first; returns how many. */
+    private int readSpillLocked(ByteBuffer dst) {
+        int total = 0;
+        while (spillBytes > 0 && dst.hasRemaining()) {
+            byte[] c = spill.peekFirst();
+            int end = spill.size() == 1 ? spillTail : payloadCapacity;
+            int n = Math.min(dst.remaining(), end - spillHead);
+            dst.put(c, spillHead, n);
+            spillHead += n;
+            spillBytes -= n;
+            total += n;
+            if (spillHead == end) {
+                spill.pollFirst();
+                spillHead = 0;
+                if (spill.isEmpty()) {
+                    spillTail = 0;
+                    respillBudget = 0;
+                }
+            }
+        }
+        engine.releaseSpill(total);
+        return total;
+    }
+
+    private void dropSpillLocked() {
+        engine.releaseSpill(spillBytes);
+        spillBytes = 0;
+        spill = null;
+        spillHead = 0;
+        spillTail = 0;
+        respillBudget = 0;
     }
 
     /**
@@ -643,6 +800,18 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 && (finSeq < 0 || seq < finSeq)) {
                 // The peer sent its FIN and went away before this end's credit grant reached it: it needs none,
                 // and the stream it sent is complete, so reading it to its end must not fail.
+                return;
+            }
+            if (status == Completions.RETRY_EXC_ERR) {
+                // Nobody took it: the peer's process ended or its side of the connection failed (on a device, the
+                // retries nobody acknowledged), and the fabric's disconnect may be reported a moment after this
+                // completion. The kernel resets a TCP connection whose peer went away: a reset, as the
+                // disconnect's judgement finds one with bytes outstanding, not a fabric status in the message.
+                LOG.debug("a send to {} was not taken ({}): the peer is gone", remote,
+                    Completions.statusName(status));
+                boolean first = failure == null;
+                failLocked(new IOException("Connection reset by peer"), false);
+                failureIsReset |= first && failure != null;
                 return;
             }
             if (status == Completions.RNR_RETRY_EXC_ERR) {
@@ -798,12 +967,23 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
     }
 
+    @Override
+    public void blockingWrite(boolean underWay) {
+        synchronized (lock) {
+            blockingWriteFrom = underWay ? fillSeq : -1;
+            publishStandingLocked();
+        }
+    }
+
     private void publishStandingLocked() {
         if (qp == null) {
             return;
         }
+        // Every frame a returned write filled has been posted: those a blocking write under way filled since it
+        // began may still be staged (its bytes were not accepted yet, in TCP's terms).
+        boolean sent = postSeq == fillSeq || (blockingWriteFrom >= 0 && postSeq >= blockingWriteFrom);
         boolean clean = state == OPEN && !unaccepted && failure == null && !userClosed && !abortOnData
-            && !disconnectCalled && !disconnectSeen && !tornDown && postSeq == fillSeq && (!finPending || finPosted);
+            && !disconnectCalled && !disconnectSeen && !tornDown && sent && (!finPending || finPosted);
         long standing = clean ? bytesRead + urgentDropped : -1;
         if (standing != publishedStanding) {
             publishedStanding = standing;
@@ -888,7 +1068,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
      */
     private boolean holdLastFrameLocked() {
         int last = (int) ((fillSeq - 1) % stagingCount);
-        if (!smallTail || finPending || userClosed || stagingUrgent[last]
+        if (!smallTail || finPending || userClosed || stagingUrgent[last] || blockingWriteFrom >= 0
             || stagingLen[last] >= frameCapLocked(fillSeq - 1, true) || !windowLowLocked()) {
             holdSince = 0;
             return false;
@@ -1174,12 +1354,12 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             engine.progressIfNotInside();
         }
         awaitDisconnectJudgement();
-        long total = writeOnce(srcs, offset, length, false, stage);
+        long total = writeOnce(srcs, offset, length, false, stage, true);
         if (hasRemaining(srcs, offset, length) && engine.progress() > 0) {
             // That progress may have handled the peer's DISCONNECTED: judged before this write can report it.
             awaitDisconnectJudgement();
             try {
-                total += writeOnce(srcs, offset, length, total == 0 && stage, stage);
+                total += writeOnce(srcs, offset, length, total == 0 && stage, stage, total == 0);
             } catch (IOException e) {
                 if (total == 0) {
                     throw e;
@@ -1225,15 +1405,21 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
 
     /**
      * One attempt; a stall (nothing taken) is counted when {@code last}. Without {@code stage}, bytes that find no
-     * credit stay in {@code srcs} (see {@link #writeDirect}).
+     * credit stay in {@code srcs} (see {@link #writeDirect}). Without {@code report}, a failure ends the attempt
+     * with nothing taken instead of being thrown.
      */
-    private long writeOnce(ByteBuffer[] srcs, int offset, int length, boolean last, boolean stage)
+    private long writeOnce(ByteBuffer[] srcs, int offset, int length, boolean last, boolean stage, boolean report)
             throws IOException {
         boolean fire;
         long total = 0;
         synchronized (lock) {
             if (tryDropWriteAfterPeerCloseLocked()) {
                 return dropAll(srcs, offset, length);
+            }
+            if (!report && failure != null) {
+                // This call took bytes already: it returns their count, and the failure is the next call's to
+                // report (reporting a reset decides what later reads see, so it is never made and dropped).
+                return 0;
             }
             ensureWritableLocked();
             boolean postFailed = false;
@@ -1528,6 +1714,17 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
                 return 0;
             }
             int freed = 0;
+            if (spillBytes > 0) {
+                for (int k = offset; k < offset + length && spillBytes > 0; k++) {
+                    int n = readSpillLocked(dsts[k]);
+                    total += n;
+                    available -= n;
+                }
+                if (spillBytes > 0) {
+                    // Every buffer is full: the ring's frames still come after the spill's bytes.
+                    freed = respillLocked();
+                }
+            }
             outer:
             for (int k = offset; k < offset + length; k++) {
                 ByteBuffer dst = dsts[k];
@@ -1580,6 +1777,15 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         synchronized (lock) {
             if (inputShutdown) {
                 return END_OF_STREAM;
+            }
+            if (spillBytes > 0) {
+                ByteBuffer b = ByteBuffer.allocate((int) Math.min(spillBytes, payloadCapacity));
+                int n = readSpillLocked(b);
+                available -= n;
+                bytesRead += n;
+                publishStandingLocked();
+                lastReady = readyOpsLocked();
+                return Unpooled.wrappedBuffer(b.flip());
             }
             if (readHead == readTail) {
                 if (failure != null) {
@@ -1659,6 +1865,7 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         headOffset = 0;
         available = 0;
+        dropSpillLocked();
     }
 
     /**
@@ -1942,7 +2149,8 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
             if (userClosed) {
                 return;
             }
-            if (readHead != readTail && !tornDown && state == OPEN && failure == null && !disconnectSeen) {
+            if ((readHead != readTail || spillBytes > 0) && !tornDown && state == OPEN && failure == null
+                && !disconnectSeen) {
                 // As TCP's close with unread received bytes: a reset, not a FIN; unsent bytes are dropped.
                 abortLocked();
                 lastReady = readyOpsLocked();
@@ -1998,6 +2206,22 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         }
         wakeAll();
         fireReadiness();
+    }
+
+    /**
+     * The exit hook's close, as the kernel's close of an ending process's socket: what a blocking write under way
+     * had staged and not sent was never accepted (its thread never returns from it), so it is dropped, and the FIN
+     * follows the bytes that left: the peer reads them, then end of stream, as after a TCP writer that ended
+     * inside a blocking write. Bytes of returned writes are delivered first, as by {@link #close}.
+     */
+    void closeAtExit() {
+        synchronized (lock) {
+            if (!userClosed && blockingWriteFrom >= 0 && postSeq >= blockingWriteFrom && fillSeq > postSeq) {
+                fillSeq = postSeq;
+                holdSince = 0;
+            }
+        }
+        close();
     }
 
     private void abortLocked() {
@@ -2086,14 +2310,26 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
     @Override
     public int readyOps() {
         synchronized (lock) {
-            return readyOpsLocked();
+            return readyOpsLocked() | (allPostedLocked() ? Readiness.POSTED : 0);
         }
+    }
+
+    @Override
+    public boolean allPosted() {
+        synchronized (lock) {
+            return allPostedLocked();
+        }
+    }
+
+    private boolean allPostedLocked() {
+        return postSeq == fillSeq || !canPostLocked();
     }
 
     @Override
     public int available() {
         engine.progress();
         synchronized (lock) {
+            spillLocked(true);
             return inputShutdown ? 0 : (int) Math.min(Integer.MAX_VALUE, available);
         }
     }

@@ -179,6 +179,13 @@ final class FabricEngine implements Engine {
      */
     private volatile ParkingWaiter closerWaiter;
     /**
+     * Set when a connection gives its slots or completion-queue entries back; cleared by the closer before it
+     * works out when to release idle chunks and queues. A wait of the closer that began with the old answer (no
+     * release due, say, while the burst's last connections still held their slots) is cut short, so what the burst
+     * registered is given back after its grace whether or not anything else wakes the closer.
+     */
+    private volatile boolean slotsReturned;
+    /**
      * How long the application must have left progress alone before the closer takes the peers' frames itself
      * ({@link #arrivalsRound}): a reader that has not read yet would otherwise leave them in their slots, so that a
      * peer's small writes stop at one per slot (its frames are packed, and credit returned, only when polled) where
@@ -192,6 +199,15 @@ final class FabricEngine implements Engine {
     private long arrivalsGrace;
     /** The closer parks until no other thread waits (guarded by waiters). */
     private boolean closerAside;
+    /** The closer is inside the progress of an {@link #arrivalsRound} (written and read by the closer only). */
+    private boolean takingArrivals;
+    /**
+     * The most bytes this engine's connections may hold in their spills together ({@link
+     * FabricConnection#spillLocked}): a sixteenth of the heap, at most 64 MiB.
+     */
+    static final long SPILL_MAX_BYTES = Math.min(64L << 20, Runtime.getRuntime().maxMemory() / 16);
+    /** Bytes held in the connections' spills now. */
+    private final AtomicLong spilled = new AtomicLong();
     /** Signals to waiters other than the closer so far (written under the waiters' lock). */
     private volatile long appSignals;
     /** Progress runs so far; written under progressLock, read by the closer to see whether anyone drives. */
@@ -1051,6 +1067,18 @@ final class FabricEngine implements Engine {
         return pool.registeredBytes();
     }
 
+    /** Bytes the buffer pool registers at a time (for tests). */
+    long chunkBytes() {
+        return (long) pool.slotsPerChunk() * pool.slotSize();
+    }
+
+    /** Completion queues the engine holds (for tests). */
+    int completionQueueCount() {
+        synchronized (setupLock) {
+            return cqBudgets.size();
+        }
+    }
+
     /** Connections whose bytes or FIN wait for credit (for tests). */
     int owingCount() {
         return owing.get();
@@ -1070,6 +1098,7 @@ final class FabricEngine implements Engine {
                 // Connection-manager events nobody was waiting to handle (eventsArrived).
                 fabricSignalled();
             }
+            slotsReturned = false;
             long now = System.nanoTime();
             long release = Math.min(pool.releaseIdleChunks(now, CHUNK_RELEASE_GRACE_NANOS), releaseIdleCqs(now));
             if (lingering.get() > 0) {
@@ -1086,7 +1115,8 @@ final class FabricEngine implements Engine {
                 closerIdle = true;
                 // Re-checked after publishing closerIdle: whoever adds work after this sees it and unparks (a first
                 // connection too: register reads closerIdle after adding it).
-                if (lingering.get() == 0 && !owesWork() && !eventsPending && !closed && connectionCount() == 0) {
+                if (lingering.get() == 0 && !owesWork() && !eventsPending && !closed && connectionCount() == 0
+                    && !slotsReturned) {
                     if (release == Long.MAX_VALUE) {
                         LockSupport.park(this);
                     } else {
@@ -1108,7 +1138,7 @@ final class FabricEngine implements Engine {
             progress();
             seen = progressRuns;
             wake.reset();
-            if (owesWork() && lingering.get() == 0 && arm(wake)) {
+            if (owesWork() && lingering.get() == 0 && !slotsReturned && arm(wake)) {
                 // A held frame's time runs out without any signal: look again after a grace at most.
                 wake.awaitSignal(this, holdsPending
                     ? Math.min(release, System.nanoTime() + OWED_GRACE_NANOS) : release);
@@ -1140,7 +1170,12 @@ final class FabricEngine implements Engine {
             return runs;
         }
         arrivalsGrace = 0;
-        progress();
+        takingArrivals = true;
+        try {
+            progress();
+        } finally {
+            takingArrivals = false;
+        }
         long after = progressRuns;
         long signals = appSignals;
         wake.reset();
@@ -1151,7 +1186,7 @@ final class FabricEngine implements Engine {
         boolean direct = closerDoorbell.tryEnter(channels);
         try {
             List<SelectableChannel> watched = direct ? closerDoorbell.watch(channels) : List.of();
-            if (!owesWork() && lingering.get() == 0 && arm(wake, watched)) {
+            if (!owesWork() && lingering.get() == 0 && !slotsReturned && arm(wake, watched)) {
                 if (watched.isEmpty()) {
                     wake.awaitSignal(this, release);
                 } else {
@@ -1171,6 +1206,33 @@ final class FabricEngine implements Engine {
             idlePark(Math.min(release, System.nanoTime() + arrivalsGrace));
         }
         return after;
+    }
+
+    /**
+     * Whether the calling thread is the closer taking arrivals the application does not take: it neither drives
+     * progress nor waits, so its unread frames may be spilled ({@link FabricConnection#spillLocked}).
+     */
+    boolean takingArrivalsForNobody() {
+        return Thread.currentThread() == closer && takingArrivals;
+    }
+
+    /** Reserves {@code bytes} of the engine's spill bound; false when they would exceed it. */
+    boolean reserveSpill(long bytes) {
+        long now;
+        do {
+            now = spilled.get();
+            if (now + bytes > SPILL_MAX_BYTES) {
+                return false;
+            }
+        } while (!spilled.compareAndSet(now, now + bytes));
+        return true;
+    }
+
+    /** Gives back {@code bytes} of the spill bound: read, or dropped with their connection. */
+    void releaseSpill(long bytes) {
+        if (bytes > 0) {
+            spilled.addAndGet(-bytes);
+        }
     }
 
     /**
@@ -1209,7 +1271,7 @@ final class FabricEngine implements Engine {
     /** The closer parks until {@code deadline}, unparked by new work (it is idle meanwhile). */
     private void idlePark(long deadline) {
         closerIdle = true;
-        if (lingering.get() == 0 && !owesWork() && !eventsPending && !closed) {
+        if (lingering.get() == 0 && !owesWork() && !eventsPending && !closed && !slotsReturned) {
             if (deadline == Long.MAX_VALUE) {
                 LockSupport.park(this);
             } else {
@@ -1219,11 +1281,21 @@ final class FabricEngine implements Engine {
         closerIdle = false;
     }
 
-    /** A connection gave its slots back: the closer gives whole chunks back after their grace. */
+    /**
+     * A connection gave its slots (or queue entries) back: the closer gives whole chunks and idle queues back after
+     * their grace. Its current wait, whatever it waits for, ends so that it works the release time out again: an
+     * unpark alone would be taken for a spurious wakeup by a waiter that waits for a signal.
+     */
     void slotsFreed() {
+        slotsReturned = true;
         Thread t = closer;
         if (t != null) {
-            LockSupport.unpark(t);
+            ParkingWaiter w = closerWaiter;
+            if (w != null) {
+                w.signal();
+            } else {
+                LockSupport.unpark(t);
+            }
         }
     }
 
@@ -1239,7 +1311,8 @@ final class FabricEngine implements Engine {
         wake.reset();
         // A connection that began to linger after the check above either sees this waiter (reset, so its signal
         // counts) or set lingerAdded before this thread reads it: either way no wait outlasts the bound.
-        if ((lingering.get() > 0 || owesWork() || until != Long.MAX_VALUE) && arm(wake) && !lingerAdded) {
+        if ((lingering.get() > 0 || owesWork() || until != Long.MAX_VALUE) && arm(wake) && !lingerAdded
+            && !slotsReturned) {
             wake.awaitSignal(this, next);
         }
     }
@@ -1361,7 +1434,7 @@ final class FabricEngine implements Engine {
                         if (c.lingerZero()) {
                             c.abort();
                         } else {
-                            c.close();
+                            c.closeAtExit();
                         }
                     } else {
                         stillOpen++;

@@ -13,6 +13,11 @@ public final class Readiness {
     public static final int CONNECT = 8;
     /** A listener has a connection to accept (or an error to report). */
     public static final int ACCEPT = 16;
+    /**
+     * Every byte the connection's writes took has left for the peer, none staged waiting for credit (or nothing
+     * more can leave: failed, closed). Not a selection operation: only {@link Connection#await} waits for it.
+     */
+    public static final int POSTED = 32;
 
     private Readiness() {
     }

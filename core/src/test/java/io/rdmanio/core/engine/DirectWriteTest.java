@@ -31,10 +31,10 @@ class DirectWriteTest {
     void aPeerThatDoesNotReadGetsWhatAPlainWriteWouldGive(boolean inline) throws IOException {
         EngineConfig config = EngineConfig.DEFAULT.withSlotSize(SLOT).withRingDepth(4).withSpinMicros(200);
         long plain;
-        try (Pair p = new Pair(config, 7, inline)) {
+        try (Pair p = new Pair(config, 7, inline, Pair.ringOnly(config))) {
             plain = fill(p.connect()[0], new Streams(1L << 30, 5), false);
         }
-        try (Pair p = new Pair(config, 7, inline)) {
+        try (Pair p = new Pair(config, 7, inline, Pair.ringOnly(config))) {
             FabricConnection[] cs = p.connect();
             Streams s = new Streams(1L << 30, 5);
             long direct = fill(cs[0], s, true);

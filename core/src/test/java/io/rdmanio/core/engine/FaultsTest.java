@@ -96,6 +96,68 @@ class FaultsTest {
         }
     }
 
+    /**
+     * A send nobody took (RETRY_EXC_ERR: the peer's process ended, or, on a device, retries nobody acknowledged)
+     * ends the connection as the kernel ends a TCP connection whose peer went away: a reset, reported to a read as
+     * "Connection reset", not a fabric status; other connections go on.
+     */
+    @Test
+    void aSendThePeerNeverTookIsAReset() throws Exception {
+        try (Pair p = new Pair(CONFIG)) {
+            FabricConnection[] other = p.connect();
+            FabricConnection[] cs = p.connect();
+            p.fabric.faults().failWorkRequest(cs[0].qpNum(), 2, Completions.RETRY_EXC_ERR);
+            IOException byWrite = null;
+            for (int i = 0; i < 4 && byWrite == null; i++) {
+                try {
+                    Pair.write(cs[0], ByteBuffer.allocate(100));
+                } catch (IOException e) {
+                    byWrite = e;
+                }
+                p.pump();
+            }
+            IOException byRead = awaitEnd(p, cs[0]);
+            if (byWrite != null) {
+                // Reported to a write first, as Linux reports ECONNRESET once: reads then see end of stream.
+                assertEquals("Connection reset by peer", byWrite.getMessage(), "a write reports the reset");
+                assertNull(byRead, "end of stream after the reset a write reported");
+            } else {
+                assertNotNull(byRead, "the writer's connection failed");
+                assertEquals("Connection reset", byRead.getMessage(), "a read reports the reset as the JDK does");
+                IOException again = assertThrows(IOException.class,
+                    () -> Pair.write(cs[0], ByteBuffer.allocate(1)));
+                assertEquals("Broken pipe", again.getMessage(), "a write after the reported reset");
+            }
+            assertNotNull(awaitEnd(p, cs[1]), "the other side ends too");
+            assertEchoes(p, other);
+            cs[0].close();
+            cs[1].close();
+        }
+    }
+
+    /**
+     * A reset that a write's own progress finds after the write took bytes: the write returns their count, and the
+     * reset is the next call's to report. A read then reports "Connection reset", as TCP's; the reset is never
+     * counted as reported by a write nobody saw fail (reads would then see end of stream).
+     */
+    @Test
+    void aResetFoundByAWriteThatTookBytesIsReportedByTheNextRead() throws Exception {
+        try (Pair p = new Pair(CONFIG)) {
+            FabricConnection[] cs = p.connect();
+            p.fabric.faults().failWorkRequest(cs[0].qpNum(), 1, Completions.RETRY_EXC_ERR);
+            int size = 32 << 20;
+            long n = Pair.write(cs[0], ByteBuffer.allocate(size));
+            assertTrue(n > 0 && n < size, "the write took part of its bytes: " + n);
+            IOException byRead = awaitEnd(p, cs[0]);
+            assertNotNull(byRead, "a read reports the reset, not end of stream");
+            assertEquals("Connection reset", byRead.getMessage());
+            IOException again = assertThrows(IOException.class, () -> Pair.write(cs[0], ByteBuffer.allocate(1)));
+            assertEquals("Broken pipe", again.getMessage(), "a write after the reported reset");
+            cs[0].close();
+            cs[1].close();
+        }
+    }
+
     @Test
     void receiverNotReadyIsCountedAndNamed() throws Exception {
         try (Pair p = new Pair(CONFIG)) {

@@ -36,10 +36,11 @@ class FlightRecorderEventsTest {
                 r.enable(name).withThreshold(Duration.ZERO);
             }
             r.start();
-            try (Pair p = new Pair(SMALL)) {
+            try (Pair p = new Pair(SMALL, 1L, false, Pair.ringOnly(SMALL))) {
                 port = p.listener.localAddress().getPort();
                 FabricConnection[] cs = p.connect();
-                // The peer does not read: writes fill its ring and this side's staging, then take nothing.
+                // The peer does not read (its window sized by SO_RCVBUF, so it holds its ring alone): writes fill
+                // its ring and this side's staging, then take nothing.
                 ByteBuffer b = ByteBuffer.allocate(4096);
                 long zeros = 0;
                 for (int i = 0; i < 100 && zeros < 3; i++) {

@@ -324,8 +324,9 @@ class FlowControlTest {
     @ValueSource(ints = {1, 2, 32})
     void bothWriteNobodyReadsGoesQuiet(int depth) throws Exception {
         EngineConfig config = EngineConfig.DEFAULT.withSlotSize(1024).withRingDepth(depth);
-        try (Pair p = new Pair(config, depth)) {
-            FabricConnection[] cs = p.connect();
+        // Each side's window sized by SO_RCVBUF: a side that does not read holds its ring alone (no spill).
+        try (Pair p = new Pair(config, depth, false, Pair.ringOnly(config))) {
+            FabricConnection[] cs = p.connect(Pair.ringOnly(config));
             ByteBuffer buf = ByteBuffer.allocate(5000);
             boolean aBlocked = false;
             boolean bBlocked = false;
@@ -337,7 +338,21 @@ class FlowControlTest {
                 p.pump();
             }
             assertTrue(aBlocked && bBlocked, "both sides ran out of credit");
-            // Let everything in flight land, then watch: no frame may move any more.
+            // Let everything in flight land, then watch: no frame may move any more. A frame of small writes may be
+            // held back for more to join it (HOLD_NANOS): once it leaves, its staging slot takes a write again, so
+            // settle until a whole hold period passes with neither side taking a byte.
+            long deadline = System.nanoTime() + Pair.TIMEOUT_NANOS;
+            for (boolean quiet = false; !quiet; ) {
+                assertTrue(System.nanoTime() - deadline < 0, "the writers never went quiet");
+                long settle = System.nanoTime() + 5 * FabricConnection.HOLD_NANOS;
+                for (int i = 0; i < 1000 || System.nanoTime() - settle < 0; i++) {
+                    p.pump();
+                }
+                buf.clear();
+                long a = Pair.write(cs[0], buf);
+                buf.clear();
+                quiet = a == 0 && Pair.write(cs[1], buf) == 0;
+            }
             for (int i = 0; i < 1000; i++) {
                 p.pump();
             }

@@ -40,10 +40,18 @@ class LingerBoundsTest {
         return s;
     }
 
+    /**
+     * A pair whose accepted connections, the readers here, hold their ring alone when they do not read (their
+     * window set as SO_RCVBUF is, so no spill): the tests fill it.
+     */
+    private static Pair nonReading(EngineConfig config) throws IOException {
+        return new Pair(config, 1L, false, Pair.ringOnly(config));
+    }
+
     /** {@link #SMALL} with a linger memory bound that holds one closed connection's footprint, not two. */
     private static EngineConfig roomForOneClosedConnection() throws IOException {
         long footprint;
-        try (Pair p = new Pair(SMALL)) {
+        try (Pair p = nonReading(SMALL)) {
             footprint = p.connect()[0].lingerFootprint();
         }
         return SMALL.withLingerMaxBytes(footprint + footprint / 2);
@@ -66,7 +74,7 @@ class LingerBoundsTest {
 
     @Test
     void aClosedConnectionThatDeliversNothingIsResetAfterLingerMillis() throws Exception {
-        try (Pair p = new Pair(SMALL.withLingerMillis(200))) {
+        try (Pair p = nonReading(SMALL.withLingerMillis(200))) {
             FabricConnection[] cs = p.connect();
             Streams s = fill(p, cs[0], 1);
             cs[0].close();
@@ -86,7 +94,7 @@ class LingerBoundsTest {
 
     @Test
     void aSlowReaderKeepsAClosedConnectionAliveBeyondLingerMillis() throws Exception {
-        try (Pair p = new Pair(SMALL.withLingerMillis(200))) {
+        try (Pair p = nonReading(SMALL.withLingerMillis(200))) {
             FabricConnection[] cs = p.connect();
             Streams s = new Streams(1 << 20, 2);
             ByteBuffer buf = ByteBuffer.allocate(4096);
@@ -115,7 +123,7 @@ class LingerBoundsTest {
 
     @Test
     void theLongestLingeringConnectionIsResetBeyondLingerMaxBytes() throws Exception {
-        try (Pair p = new Pair(roomForOneClosedConnection())) {
+        try (Pair p = nonReading(roomForOneClosedConnection())) {
             FabricConnection[] a = p.connect();
             FabricConnection[] b = p.connect();
             fill(p, a[0], 3);
@@ -139,7 +147,7 @@ class LingerBoundsTest {
     void aSecondCloseBeyondLingerMaxBytesResetsTheOlderWithoutAnyProgressDriver() throws Exception {
         EngineConfig config = roomForOneClosedConnection();
         for (int round = 0; round < 20; round++) {
-            try (Pair p = new Pair(config)) {
+            try (Pair p = nonReading(config)) {
                 FabricConnection[] a = p.connect();
                 FabricConnection[] b = p.connect();
                 fill(p, a[0], 5);
@@ -163,7 +171,7 @@ class LingerBoundsTest {
 
     @Test
     void bytesReceivedBeforeAResetStayReadableAfterTheTeardown() throws Exception {
-        try (Pair p = new Pair(SMALL)) {
+        try (Pair p = nonReading(SMALL)) {
             FabricConnection[] cs = p.connect();
             Streams s = new Streams(3000, 5);
             ByteBuffer buf = ByteBuffer.allocate(4096);
@@ -188,7 +196,7 @@ class LingerBoundsTest {
 
     @Test
     void closingAfterAResetFreesTheUnreadFrames() throws Exception {
-        try (Pair p = new Pair(SMALL)) {
+        try (Pair p = nonReading(SMALL)) {
             FabricConnection[] cs = p.connect();
             write(cs[0], ByteBuffer.allocate(3000));
             cs[0].abort();

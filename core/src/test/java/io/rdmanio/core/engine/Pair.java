@@ -33,13 +33,26 @@ final class Pair implements AutoCloseable {
 
     /** {@code inline}: the fabric offers inline sends of a whole slot, so data frames go out inline. */
     Pair(EngineConfig config, long seed, boolean inline) throws IOException {
+        this(config, seed, inline, ConnectionOptions.DEFAULT);
+    }
+
+    /** {@code serverOptions}: the options of the connections the listener accepts. */
+    Pair(EngineConfig config, long seed, boolean inline, ConnectionOptions serverOptions) throws IOException {
         fabric = (LoopbackFabric) Fabrics.open("loopback", Map.of("loopback.seed", Long.toString(seed)));
         if (inline) {
             fabric.offerInline(config.slotSize());
         }
         client = (FabricEngine) Engines.open(fabric, config);
         server = (FabricEngine) Engines.open(fabric, config);
-        listener = server.listen(new InetSocketAddress("127.0.0.1", 0), 1024, ConnectionOptions.DEFAULT);
+        listener = server.listen(new InetSocketAddress("127.0.0.1", 0), 1024, serverOptions);
+    }
+
+    /**
+     * Options whose SO_RCVBUF is {@code config}'s default ring: the same window, but sized by the application, so
+     * a reader that does not read holds its ring alone (no spill), as tests of a full window need.
+     */
+    static ConnectionOptions ringOnly(EngineConfig config) {
+        return new ConnectionOptions(config.ringDepth() * config.slotSize(), 0);
     }
 
     int pump() {

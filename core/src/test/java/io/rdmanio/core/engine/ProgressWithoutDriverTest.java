@@ -80,15 +80,12 @@ class ProgressWithoutDriverTest {
             FabricConnection[] cs = connectPolled(p);
             FabricConnection writer = cs[0];
             FabricConnection reader = cs[1];
-            byte[] data = pattern(4 << 20, 7);
+            // More than the reader holds (its ring and spill) and the writer's staging together.
+            byte[] data = pattern(8 << 20, 7);
             ByteBuffer src = ByteBuffer.wrap(data);
-            // Fill the window and the staging: the reader reads nothing yet.
-            int zeros = 0;
-            long deadline = System.nanoTime() + TIMEOUT_NANOS;
-            while (src.hasRemaining() && zeros < 100) {
-                assertTrue(System.nanoTime() - deadline < 0, "the writes never stopped");
-                zeros = Pair.write(writer, src) == 0 ? zeros + 1 : 0;
-            }
+            // Fill the window and the staging: the reader reads nothing yet (its engine spills a full ring up to
+            // its bound meanwhile).
+            writeUntilTheWindowStaysShut(writer, src);
             long accepted = src.position();
             assertTrue(accepted < data.length, "the window was full before all of it was written");
             assertTrue(p.client.owingCount() > 0, "bytes wait for credit: " + writer.creditState());
@@ -177,6 +174,112 @@ class ProgressWithoutDriverTest {
             ByteBuffer in = ByteBuffer.allocate(1 << 16);
             assertEquals(data.length, Pair.read(cs[1], in), "one read takes every byte, as from TCP's buffer");
             assertArrayEquals(data, Arrays.copyOf(in.array(), in.position()));
+        }
+    }
+
+    /** Non-blocking writes from {@code src} until 200 in a row, a millisecond apart, took nothing. */
+    private static void writeUntilTheWindowStaysShut(FabricConnection writer, ByteBuffer src) throws IOException {
+        int zeros = 0;
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        while (src.hasRemaining() && zeros < 200) {
+            assertTrue(System.nanoTime() - deadline < 0, "the writes never stopped");
+            if (Pair.write(writer, src) == 0) {
+                zeros++;
+                LockSupport.parkNanos(1_000_000);
+            } else {
+                zeros = 0;
+            }
+        }
+    }
+
+    /**
+     * A writer that closes with more bytes than its reader's ring holds is not held back by a reader that neither
+     * reads nor waits (a parent that reads its child's output once the child has exited): the reader's engine
+     * spills the unread frames of a full ring into the connection's own memory, as the kernel's TCP receive
+     * buffer grows for it, so the writer's bytes and FIN are all delivered and nothing lingers. Then reads take
+     * every byte in order and end of stream.
+     */
+    @Test
+    void aWriterThatClosesIsNotHeldByAReaderThatNeitherReadsNorWaits() throws Exception {
+        try (Pair p = new Pair(EngineConfig.DEFAULT)) {
+            FabricConnection[] cs = connectPolled(p);
+            // Three loopback rings' worth (32 slots of 16 KiB): staged, most of it waits for credit at first.
+            byte[] data = pattern(3 << 20, 11);
+            ByteBuffer src = ByteBuffer.wrap(data);
+            within("the writer's staging taking it all", () -> quietly(() -> {
+                Pair.write(cs[0], src);
+                return !src.hasRemaining();
+            }));
+            cs[0].close();
+            within("the writer owing nothing and lingering nowhere (its FIN delivered)",
+                () -> p.client.owingCount() == 0 && p.client.lingeringCount() == 0);
+            within("every byte held for the reader", () -> cs[1].available() == data.length);
+            ByteBuffer in = ByteBuffer.allocate(data.length + 1);
+            within("every byte read, then end of stream", () -> quietly(() -> Pair.read(cs[1], in) < 0));
+            assertEquals(data.length, in.position());
+            assertArrayEquals(data, Arrays.copyOf(in.array(), data.length));
+        }
+    }
+
+    /**
+     * A reader that asks {@code available()} without reading (one waiting for a message's length to arrive) is
+     * shown more than its ring holds, and the spill is bounded: it holds at most {@link
+     * FabricConnection#RECEIVE_HOLD_BYTES} (ring and spill), and then the window stays shut, as TCP's does for a
+     * reader that does not read. A reader whose SO_RCVBUF was set holds its ring alone. Reads afterwards take
+     * exactly the bytes written, in order, through spill and ring, while the writer goes on.
+     */
+    @Test
+    void theSpillIsBoundedAndARingSizedBySoRcvbufDoesNotSpill() throws Exception {
+        try (Pair p = new Pair(EngineConfig.DEFAULT)) {
+            FabricConnection[] cs = connectPolled(p);
+            byte[] data = pattern(16 << 20, 13);
+            ByteBuffer src = ByteBuffer.wrap(data);
+            long full = FabricConnection.RECEIVE_HOLD_BYTES - 2 * 16384;
+            within("the reader holding its ring and a full spill", () -> quietly(() -> {
+                Pair.write(cs[0], src);
+                return cs[1].available() >= full;
+            }));
+            writeUntilTheWindowStaysShut(cs[0], src);
+            assertTrue(src.hasRemaining(), "the window stays shut before 16 MiB");
+            assertEquals(1, p.client.owingCount(), "the writer's staging waits for credit");
+            long held = cs[1].available();
+            assertTrue(held <= FabricConnection.RECEIVE_HOLD_BYTES, "held " + held);
+            // Small reads while the writer goes on: through the spill, the ring frames moved into it as it is read
+            // down, and the ring; every byte in its place.
+            byte[] got = new byte[data.length];
+            int[] read = new int[1];
+            ByteBuffer piece = ByteBuffer.allocate(1000);
+            within("all 16 MiB read in pieces of 1,000 bytes", () -> quietly(() -> {
+                Pair.write(cs[0], src);
+                piece.clear();
+                long n = Pair.read(cs[1], piece);
+                assertTrue(n >= 0, "end of stream before the data");
+                System.arraycopy(piece.array(), 0, got, read[0], (int) n);
+                read[0] += (int) n;
+                return read[0] == data.length;
+            }));
+            assertArrayEquals(data, got);
+        }
+        try (Pair p = new Pair(EngineConfig.DEFAULT)) {
+            // The client reads here, its window sized by SO_RCVBUF: 4 slots of 16 KiB.
+            Connection c = p.client.connect(p.listener.localAddress(), new ConnectionOptions(4 * 16384, 0));
+            Connection[] accepted = new Connection[1];
+            within("accept and finishConnect", () -> quietly(() -> {
+                if (accepted[0] == null) {
+                    accepted[0] = p.listener.accept();
+                }
+                return accepted[0] != null && c.finishConnect();
+            }));
+            byte[] data = pattern(1 << 20, 17);
+            ByteBuffer src = ByteBuffer.wrap(data);
+            writeUntilTheWindowStaysShut((FabricConnection) accepted[0], src);
+            assertTrue(c.available() <= 4 * 16384, "held " + c.available());
+            ByteBuffer in = ByteBuffer.allocate(src.position());
+            within("every accepted byte read", () -> quietly(() -> {
+                assertTrue(Pair.read((FabricConnection) c, in) >= 0, "end of stream before the data");
+                return !in.hasRemaining();
+            }));
+            assertArrayEquals(Arrays.copyOf(data, in.capacity()), in.array());
         }
     }
 }
