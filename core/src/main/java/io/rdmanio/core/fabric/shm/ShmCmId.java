@@ -46,8 +46,9 @@ import jdk.net.UnixDomainPrincipal;
  *   connect(): REQUEST  ---------------> checks user (SO_PEERCRED), boot id, shm directory; CONNECT_REQUEST
  *                       <--------------- accept(): takes a cell of its ring arena for this peer, publishes its
  *                                        receives: ACCEPT (the arena's descriptor and the cell's offset)
- *   maps the arena (once per arena), publishes its receives, ESTABLISHED
- *              READY    ---------------> ESTABLISHED
+ *   maps the arena (once per arena), publishes its receives
+ *              READY    ---------------> ESTABLISHED (the listener's side: acceptable from now on)
+ *   ESTABLISHED         <--------------- UP
  *                       <--------------- or reject(): REJECT (private data)
  *   either side: DISCONNECT (cause)  <-> the other answers DISCONNECT; the socket closes after both
  * }</pre>
@@ -63,8 +64,11 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
 
     static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
     static final int MAGIC = 0x53484d43; // "SHMC"
-    /** 2: the rings are a cell of the accepting side's ring arena (1: a file per connection). */
-    static final int VERSION = 2;
+    /**
+     * 3: the connecting side reports ESTABLISHED once the accepting side says UP (2: at READY; the rings are a cell
+     * of the accepting side's ring arena since 2, a file per connection in 1).
+     */
+    static final int VERSION = 3;
 
     private static final int IDLE = 0;
     private static final int BOUND = 1;
@@ -121,6 +125,11 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
     private boolean sentDisconnect;
     private boolean receivedDisconnect;
     private boolean reportedDisconnect;
+    /**
+     * Connecting side: ESTABLISHED, held from READY until the accepting side says UP, so that the listener has the
+     * connection to accept before this side's connect completes, as the kernel's TCP has on loopback.
+     */
+    private CmEvent establishing;
 
     ShmCmId(ShmFabric fabric, ShmEventChannel channel) {
         this.fabric = fabric;
@@ -373,7 +382,12 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
      */
     private void refuseForDescriptors(ServerSocketChannel ss, IOException cause) {
         FabricException limit = ShmFabric.limitReached(cause, "cannot accept a connect request at " + local);
-        LOG.log(System.Logger.Level.WARNING, "refused a connect request at " + local + ": " + limit.getMessage());
+        try {
+            LOG.log(System.Logger.Level.WARNING, "refused a connect request at " + local + ": " + limit.getMessage());
+        } catch (RuntimeException | Error e) {
+            // A logger's first message may need a file (time zone data) the process cannot open now: the refusal
+            // itself matters more.
+        }
         if (!fabric.releaseSpareDescriptor()) {
             return;
         }
@@ -662,6 +676,7 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             case ShmLink.REJECT: onReject(body); break;
             case ShmLink.READY: onReady(); break;
             case ShmLink.DISCONNECT: onDisconnect(body); break;
+            case ShmLink.UP: onUp(); break;
             default: throw new IOException("unknown message type " + type);
         }
     }
@@ -807,7 +822,9 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             }
             if (failure == null) {
                 state = CONNECTED;
-                event = new CmEvent(CmEvent.Type.ESTABLISHED, this, null, data, null);
+                // Reported when the listener says UP: its side is established by then.
+                establishing = new CmEvent(CmEvent.Type.ESTABLISHED, this, null, data, null);
+                return;
             } else {
                 state = REFUSED;
                 refusal = "connection refused: " + failure;
@@ -840,16 +857,37 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         channel.post(new CmEvent(CmEvent.Type.REJECTED, this, null, data, reason));
     }
 
-    /** Passive side: the peer mapped the rings; the connection is up. */
+    /**
+     * Passive side: the peer mapped the rings; the connection is up. ESTABLISHED is posted before UP is sent, so
+     * the connection is this side's to accept before the peer's connect completes.
+     */
     private void onReady() {
+        ShmLink l;
         synchronized (this) {
             if (state != ACCEPTING) {
                 return;
             }
             qp.ready();
             state = CONNECTED;
+            l = link;
         }
         channel.post(new CmEvent(CmEvent.Type.ESTABLISHED, this, null, EMPTY, null));
+        if (l != null) {
+            l.trySend(ShmLink.UP, EMPTY);
+        }
+    }
+
+    /** Active side: the listener's side is established; so is this one (unless it failed meanwhile). */
+    private void onUp() {
+        CmEvent e;
+        synchronized (this) {
+            e = establishing;
+            establishing = null;
+            if (e == null || state != CONNECTED || reportedDisconnect) {
+                return;
+            }
+        }
+        channel.post(e);
     }
 
     private void onDisconnect(ByteBuffer b) {

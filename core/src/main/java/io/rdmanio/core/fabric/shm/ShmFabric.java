@@ -139,8 +139,12 @@ public final class ShmFabric implements Fabric {
     /** Queue pairs attached to a ring: what the periodic check looks at. */
     private final LinkedHashSet<ShmQueuePair> live = new LinkedHashSet<>();
     private boolean checking;
-    /** Held so that a listener out of descriptors can still accept a request to refuse it (see ShmCmId). */
-    private FileChannel spare;
+    /**
+     * Descriptors of /dev/null held back for the moments the process has its most open files: given up to refuse a
+     * connect request with the reason, or to map a peer region (which opens two descriptors for a moment).
+     */
+    private FileChannel[] spare;
+    static final int SPARE_DESCRIPTORS = 2;
 
     ShmFabric(Path dir, GroupPrincipal group) throws IOException {
         this(dir, group, true);
@@ -395,27 +399,74 @@ public final class ShmFabric implements Fabric {
         return "?";
     }
 
-    /** Closes the spare descriptor, so that one descriptor is free; false if there was none. */
+    /**
+     * Closes the spare descriptors, so that {@link #SPARE_DESCRIPTORS} descriptors are free; false if there were
+     * none.
+     */
     synchronized boolean releaseSpareDescriptor() {
         if (spare == null) {
             return false;
         }
-        try {
-            spare.close();
-        } catch (IOException e) {
-            // closed anyway
+        for (FileChannel c : spare) {
+            try {
+                c.close();
+            } catch (IOException e) {
+                // closed anyway
+            }
         }
         spare = null;
         return true;
     }
 
-    /** Opens the spare descriptor again (best effort: without it, a refusal for descriptors goes unsaid). */
+    /**
+     * {@code action} once more with the spare descriptors given up for it, when its first attempt failed for want
+     * of a descriptor ({@code first}); else {@code first} is thrown. One such retry at a time.
+     */
+    <T> T withSpareDescriptor(IoAction<T> action, IOException first) throws IOException {
+        if (!String.valueOf(first.getMessage()).contains("Too many open files")) {
+            throw first;
+        }
+        synchronized (spareLock) {
+            if (!releaseSpareDescriptor()) {
+                throw first;
+            }
+            try {
+                return action.run();
+            } finally {
+                reserveSpareDescriptor();
+            }
+        }
+    }
+
+    /** An action that may fail with an {@link IOException}. */
+    interface IoAction<T> {
+        T run() throws IOException;
+    }
+
+    private final Object spareLock = new Object();
+
+    /**
+     * Opens the spare descriptors again (best effort: without them, a refusal for descriptors goes unsaid, and a
+     * peer region met first at the limit cannot be mapped).
+     */
     synchronized void reserveSpareDescriptor() {
         if (spare == null && !closed) {
+            FileChannel[] opened = new FileChannel[SPARE_DESCRIPTORS];
             try {
-                spare = FileChannel.open(Path.of("/dev/null"));
+                for (int i = 0; i < opened.length; i++) {
+                    opened[i] = FileChannel.open(Path.of("/dev/null"));
+                }
+                spare = opened;
             } catch (IOException e) {
-                spare = null;
+                for (FileChannel c : opened) {
+                    if (c != null) {
+                        try {
+                            c.close();
+                        } catch (IOException ignored) {
+                            // closing
+                        }
+                    }
+                }
             }
         }
     }

@@ -33,6 +33,8 @@ final class ShmLink {
     static final byte REJECT = 3;
     static final byte READY = 4;
     static final byte DISCONNECT = 5;
+    /** Accepting side, after READY: its side is established; the connecting side reports ESTABLISHED only now. */
+    static final byte UP = 6;
 
     static final int MAX_BODY = 0xffff;
     /** The read buffer's usual size: every setup message fits. */

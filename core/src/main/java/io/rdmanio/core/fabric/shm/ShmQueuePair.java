@@ -451,15 +451,20 @@ final class ShmQueuePair implements QueuePair {
         }
         ShmRingsDescriptor.beginCompletion(rings, peerCompletions, peerCapacity, t);
         ByteBuffer dst;
+        IOException unmapped = null;
         try {
-            dst = peer.region(recvRkey, MemoryRegion.LOCAL_WRITE);
+            dst = peerRegion(recvRkey, MemoryRegion.LOCAL_WRITE);
         } catch (IOException ex) {
             dst = null;
+            unmapped = ex;
         }
         if (dst == null || recvOffset < 0 || recvOffset > dst.capacity() - (long) recvLength) {
             releaseCompletion(t, LOC_PROT_ERR, 0);
             completeSend(wrId, seq, REM_OP_ERR, 0);
-            return "remote operation error: the receive the peer posted names a region it deregistered";
+            return unmapped != null
+                ? "remote operation error: the region of the receive the peer posted cannot be mapped here: "
+                    + unmapped.getMessage()
+                : "remote operation error: the receive the peer posted names a region it deregistered";
         }
         if (length > recvLength) {
             releaseCompletion(t, LOC_LEN_ERR, 0);
@@ -497,13 +502,26 @@ final class ShmQueuePair implements QueuePair {
     }
 
     /**
+     * The peer's region with {@code rkey} ({@link ShmPeer#region}), mapped on first use. Mapping opens the peer's
+     * file for a moment: a process at its most open files (a program that opened connections up to its limit, as
+     * TCP lets it) maps it with the fabric's spare descriptors rather than failing a healthy connection.
+     */
+    private ByteBuffer peerRegion(int rkey, int access) throws IOException {
+        try {
+            return peer.region(rkey, access);
+        } catch (IOException e) {
+            return fabric.withSpareDescriptor(() -> peer.region(rkey, access), e);
+        }
+    }
+
+    /**
      * Maps the ready map the peer named in the rings (under lock); null when found, else which field of the
      * ring names no ready map, or an index outside it (the ring is then broken).
      */
     private String findPeerMap() throws IOException {
         int rkey = ShmRingsDescriptor.readyMapRkey(rings, peerCompletions);
         int index = ShmRingsDescriptor.readyMapIndex(rings, peerCompletions);
-        ByteBuffer b = peer.region(rkey, MemoryRegion.REMOTE_WRITE);
+        ByteBuffer b = peerRegion(rkey, MemoryRegion.REMOTE_WRITE);
         String bad = b == null ? "field ready map rkey of the peer's completion queue is 0x"
             + Integer.toHexString(rkey) + ", not a live region of the peer" : ShmReadyMapDescriptor.check(b, index);
         if (bad != null) {

@@ -120,9 +120,11 @@ final class ShmWatcher implements Runnable {
         while (!closed) {
             try {
                 runOnce();
-            } catch (InternalError e) {
+            } catch (RuntimeException | Error e) {
                 // A fault on a shrunk mapping is raised at a later safepoint of this thread, not at the access:
-                // it may land anywhere in this loop. The periodic check then fails the connection it belongs to.
+                // it may land anywhere in this loop (the periodic check then fails the connection it belongs to).
+                // Any other failure here (a logger that cannot open its files at the process's descriptor limit
+                // throws an Error) ends the round, never the watcher, which every connection of the fabric needs.
                 uncaught(e);
             }
         }
@@ -171,21 +173,26 @@ final class ShmWatcher implements Runnable {
         }
         try {
             ((Handler) key.attachment()).ready(key);
-        } catch (RuntimeException | InternalError e) {
+        } catch (RuntimeException | Error e) {
             uncaught(e);
         }
     }
 
     private static void uncaught(Throwable e) {
-        // One broken connection never takes the watcher down with it.
+        // One broken connection never takes the watcher down with it, nor does reporting it (the handler prints,
+        // which may fail as the handler did, at a limit of the process).
         Thread t = Thread.currentThread();
-        t.getUncaughtExceptionHandler().uncaughtException(t, e);
+        try {
+            t.getUncaughtExceptionHandler().uncaughtException(t, e);
+        } catch (Throwable ignored) {
+            // nothing more can be said
+        }
     }
 
     private static void runQuietly(Runnable task) {
         try {
             task.run();
-        } catch (RuntimeException | InternalError e) {
+        } catch (RuntimeException | Error e) {
             uncaught(e);
         }
     }

@@ -85,8 +85,8 @@ class ShmRingArenaTest extends WithShmEngines {
             use[0] + " arenas for " + HELD + " connections of " + cellsPerArena + " cells each");
         int arenas = use[0];
         // Each engine's closer opens its own doorbell selector once, the first time it takes arrivals for an
-        // application that neither drives nor waits (a few descriptors per engine, not per connection): counted
-        // from then on.
+        // application that neither drives nor waits (a few descriptors per engine, not per connection): on a busy
+        // machine that may come later than this look, so the bound below leaves room for the two engines' ones.
         Thread.sleep(300);
         int descriptors = ShmTestSupport.openDescriptors();
 
@@ -107,7 +107,9 @@ class ShmRingArenaTest extends WithShmEngines {
             }
         }
         assertEquals(arenas, serverFabric.ringArenaUse()[0], "cells were reused, no arena added");
-        assertTrue(ShmTestSupport.openDescriptors() <= descriptors + 2, "no descriptor per connection kept");
+        int after = ShmTestSupport.openDescriptors();
+        assertTrue(after <= descriptors + 8, "no descriptor per connection kept: " + descriptors + " -> " + after
+            + " over " + CHURN + " connections opened and closed");
         for (Connection[] pair : held) {
             echo(pair, 7);
         }
