@@ -116,7 +116,22 @@ public final class Rules implements Router {
 
     @Override
     public Route forBind(InetSocketAddress local) {
-        return match(bindRules, local);
+        Route r = match(bindRules, local);
+        InetAddress ip = local.getAddress();
+        if (r != Route.NO_MATCH || ip == null || !ip.isAnyLocalAddress()) {
+            return r;
+        }
+        // A wildcard listener listens on this host's loopback too: where the first rule that decides the loopback
+        // at this port routes it to a fabric, the listener takes connects there over the fabric and everywhere
+        // else over TCP (both), so that a server bound to the wildcard is reached at 127.0.0.1 as on TCP.
+        int port = local.getPort();
+        for (Rule rule : bindRules) {
+            if (rule.matches(LOOPBACK4_ADDRESS, port) || rule.matches(LOOPBACK6_ADDRESS, port)) {
+                Action a = rule.route.action();
+                return a == Action.TCP ? r : new Route(a == Action.AUTO ? Action.AUTO : Action.BOTH, rule.route.rule());
+            }
+        }
+        return r;
     }
 
     @Override

@@ -219,9 +219,13 @@ class RulesTest {
 
     @Test
     void wildcardBindIsMatchedByStarNotByAnInterfaceAddress() throws Exception {
-        Rules r = rules("bind 127.0.0.1 9000\nbind * 9001 both");
+        Rules r = rules("bind 127.0.0.1 9000\nbind * 9001 both\nbind 10.0.0.0/8 9002\nbind 127.0.0.1 9003 tcp");
         assertEquals(Action.RDMA, r.forBind(at("127.0.0.1", 9000)).action());
-        assertSame(Route.NO_MATCH, r.forBind(at("0.0.0.0", 9000)));
+        // A wildcard listener listens on the loopback too: a rule routing the loopback's port makes it both.
+        assertEquals(Action.BOTH, r.forBind(at("0.0.0.0", 9000)).action());
+        assertEquals(Action.BOTH, r.forBind(at("::", 9000)).action());
+        assertSame(Route.NO_MATCH, r.forBind(at("0.0.0.0", 9002)), "another interface's rule does not decide it");
+        assertSame(Route.NO_MATCH, r.forBind(at("0.0.0.0", 9003)), "the loopback's port on TCP: TCP");
         assertEquals(Action.BOTH, r.forBind(at("0.0.0.0", 9001)).action());
         assertEquals(Action.BOTH, r.forBind(at("::", 9001)).action());
     }
