@@ -26,6 +26,10 @@ class AsyncConformanceTest extends AbstractScenarioConformanceTest {
                 + "shutdown java.nio.channels.ShutdownChannelGroupException, terminated after close true",
             "nioClientToAsyncServer: from nio / from aio",
             "asyncClientToNioServer: from aio / from nio",
-            "socketToAsyncServer: from net / from aio");
+            "socketToAsyncServer: from net / from aio",
+            "resetWithReadAndWriteWaiting: a write waits true; the write: java.io.IOException: Connection reset by "
+                + "peer; the read: -1; next read: -1; next write: java.io.IOException: Broken pipe",
+            "acceptAfterCancel: cancel true, isCancelled true; next java.lang.RuntimeException: Accept not allowed due "
+                + "cancellation; open true");
     }
 }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.AsynchronousChannelGroup;
@@ -59,6 +60,7 @@ public final class AsyncScenarios {
         all.put("shutdownOutput", AsyncScenarios::shutdownOutput);
         all.put("notYetConnected", AsyncScenarios::notYetConnected);
         all.put("connectRefused", AsyncScenarios::connectRefused);
+        all.put("connectRefusedInAFixedGroup", AsyncScenarios::connectRefusedInAFixedGroup);
         all.put("cancelRead", AsyncScenarios::cancelRead);
         all.put("acceptPending", AsyncScenarios::acceptPending);
         all.put("closeWhileAccepting", AsyncScenarios::closeWhileAccepting);
@@ -73,6 +75,9 @@ public final class AsyncScenarios {
         all.put("boundBeforeConnect", AsyncScenarios::boundBeforeConnect);
         all.put("optionsAndSecondBind", AsyncScenarios::optionsAndSecondBind);
         all.put("resetAndShutdowns", AsyncScenarios::resetAndShutdowns);
+        all.put("argumentErrors", AsyncScenarios::argumentErrors);
+        all.put("resetWithReadAndWriteWaiting", AsyncScenarios::resetWithReadAndWriteWaiting);
+        all.put("acceptAfterCancel", AsyncScenarios::acceptAfterCancel);
         ScenarioRunner.run(all, args, AsyncScenarios::describe);
     }
 
@@ -361,6 +366,46 @@ public final class AsyncScenarios {
         c.connect(gone, null, o);
         String r = o.await();
         return r + "; open " + c.isOpen();
+    }
+
+    /**
+     * A refused connect in a fixed-pool group, the channel then closed: the group's shutdown terminates it (a
+     * channel the refusal closed is no longer counted, or the group, and a JVM waiting for it, would wait for good),
+     * and a cancelled future's get throws as the JDK's.
+     */
+    static String connectRefusedInAFixedGroup() throws Exception {
+        InetSocketAddress gone;
+        try (AsynchronousServerSocketChannel ss = server()) {
+            gone = (InetSocketAddress) ss.getLocalAddress();
+        }
+        AsynchronousChannelGroup group = AsynchronousChannelGroup.withFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "scenario-fixed-group");
+            t.setDaemon(true);
+            return t;
+        });
+        AsynchronousSocketChannel c = AsynchronousSocketChannel.open(group);
+        String r;
+        try {
+            c.connect(gone).get(GUARD_SECONDS, TimeUnit.SECONDS);
+            r = "connected";
+        } catch (java.util.concurrent.ExecutionException e) {
+            r = describe(e.getCause());
+        }
+        c.close();
+        group.shutdown();
+        boolean terminated = group.awaitTermination(GUARD_SECONDS, TimeUnit.SECONDS);
+        String cancelled;
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            Future<Integer> f = p.client().read(ByteBuffer.allocate(4));
+            f.cancel(true);
+            try {
+                f.get();
+                cancelled = "read";
+            } catch (java.util.concurrent.CancellationException e) {
+                cancelled = describe(e) + ": " + e.getMessage();
+            }
+        }
+        return r + "; open " + c.isOpen() + "; terminated " + terminated + "; a cancelled read's get " + cancelled;
     }
 
     static String cancelRead() throws Exception {
@@ -709,6 +754,108 @@ public final class AsyncScenarios {
             }
         }
         return out.toString();
+    }
+
+    /**
+     * Bad arguments, each with the JDK's exception and message: a null handler, a null buffer, a scattering range
+     * out of bounds, a connected channel asked to connect to an address of another kind, options with a null name,
+     * a null value and after shutdownOutput; a read whose timeout has no unit fails that read, and the channel
+     * reads on.
+     */
+    static String argumentErrors() throws Exception {
+        StringBuilder out = new StringBuilder();
+        try (AsynchronousServerSocketChannel ss = server(); Pair p = Pair.open(ss)) {
+            AsynchronousSocketChannel c = p.client();
+            out.append("null handler: ").append(ScenarioRunner.attempt(() -> {
+                c.read(ByteBuffer.allocate(1), 1, TimeUnit.SECONDS, null, null);
+                return "taken";
+            }, "", AsyncScenarios::failure));
+            out.append("; read null: ").append(ScenarioRunner.attempt(() -> c.read(null), "", AsyncScenarios::failure));
+            out.append("; write null: ").append(ScenarioRunner.attempt(() -> c.write(null), "", AsyncScenarios::failure));
+            out.append("; scatter from -1: ").append(ScenarioRunner.attempt(() -> {
+                c.read(new ByteBuffer[] {ByteBuffer.allocate(1)}, -1, 1, 1, TimeUnit.SECONDS, null, new Outcome<Long>());
+                return "taken";
+            }, "", AsyncScenarios::failure));
+            out.append("; connect again elsewhere: ").append(ScenarioRunner.attempt(() -> c.connect(new SocketAddress() {
+                private static final long serialVersionUID = 1L;
+            }), "", AsyncScenarios::failure));
+            out.append("; option null name: ").append(ScenarioRunner.attempt(() -> c.setOption(null, 1), "",
+                AsyncScenarios::failure));
+            out.append("; option null value: ").append(ScenarioRunner.attempt(
+                () -> c.setOption(StandardSocketOptions.SO_RCVBUF, null), "", AsyncScenarios::failure));
+            Outcome<Integer> noUnit = new Outcome<>();
+            out.append("; read without a unit: ").append(ScenarioRunner.attempt(() -> {
+                c.read(ByteBuffer.allocate(8), 5, null, null, noUnit);
+                return "started";
+            }, "", AsyncScenarios::failure));
+            out.append(", its handler ").append(noUnit.await());
+            writeAll(p.accepted(), ByteBuffer.wrap("abc".getBytes(StandardCharsets.US_ASCII)));
+            ByteBuffer got = ByteBuffer.allocate(8);
+            out.append(", next read ").append(ScenarioRunner.attempt(
+                () -> c.read(got).get(GUARD_SECONDS, TimeUnit.SECONDS), "", AsyncScenarios::failure));
+            c.shutdownOutput();
+            out.append("; option after shutdownOutput: ").append(ScenarioRunner.attempt(
+                () -> c.setOption(StandardSocketOptions.SO_RCVBUF, 65536), "", AsyncScenarios::failure));
+            out.append("; accept null handler: ").append(ScenarioRunner.attempt(() -> {
+                ss.accept(null, null);
+                return "taken";
+            }, "", AsyncScenarios::failure));
+        }
+        return out.toString();
+    }
+
+    /**
+     * The peer resets (SO_LINGER 0) while a read and a write both wait (the peer reads nothing): the JDK's channel
+     * finishes the write first, so the write reports the reset and the read sees end of stream.
+     */
+    static String resetWithReadAndWriteWaiting() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server()) {
+            Future<AsynchronousSocketChannel> af = ss.accept();
+            try (Socket peer = new Socket()) {
+                // A window the peer sized itself: nothing frees it while it does not read (no spill), so the write
+                // found waiting stays waiting until the reset.
+                peer.setReceiveBufferSize(64 << 10);
+                peer.connect(ss.getLocalAddress(), (int) TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
+                try (AsynchronousSocketChannel a = af.get(GUARD_SECONDS, TimeUnit.SECONDS)) {
+                    ByteBuffer chunk = ByteBuffer.allocateDirect(1 << 20);
+                    Future<Integer> w = null;
+                    for (int i = 0; i < 400 && w == null; i++) {
+                        chunk.clear();
+                        Future<Integer> f = a.write(chunk);
+                        try {
+                            f.get(1000, TimeUnit.MILLISECONDS);
+                        } catch (java.util.concurrent.TimeoutException waiting) {
+                            w = f;
+                        }
+                    }
+                    Future<Integer> r = a.read(ByteBuffer.allocate(8));
+                    peer.setSoLinger(true, 0);
+                    peer.close();
+                    Future<Integer> pending = w;
+                    return "a write waits " + (w != null) + "; the write: " + ScenarioRunner.attempt(
+                        () -> String.valueOf(pending.get(GUARD_SECONDS, TimeUnit.SECONDS) > 0), "", AsyncScenarios::failure)
+                        + "; the read: " + ScenarioRunner.attempt(() -> String.valueOf(r.get(GUARD_SECONDS,
+                            TimeUnit.SECONDS)), "", AsyncScenarios::failure)
+                        + "; next read: " + ScenarioRunner.attempt(() -> String.valueOf(a.read(ByteBuffer.allocate(8))
+                            .get(GUARD_SECONDS, TimeUnit.SECONDS)), "", AsyncScenarios::failure)
+                        + "; next write: " + ScenarioRunner.attempt(() -> String.valueOf(a.write(ByteBuffer.allocate(8))
+                            .get(GUARD_SECONDS, TimeUnit.SECONDS)), "", AsyncScenarios::failure);
+                }
+            }
+        }
+    }
+
+    /** A waiting accept cancelled through its future (without closing): the JDK refuses later accepts. */
+    static String acceptAfterCancel() throws Exception {
+        try (AsynchronousServerSocketChannel ss = server()) {
+            Future<AsynchronousSocketChannel> f = ss.accept();
+            boolean cancelled = f.cancel(false);
+            String next = ScenarioRunner.attempt(() -> {
+                ss.accept();
+                return "accept allowed";
+            }, "", AsyncScenarios::failure);
+            return "cancel " + cancelled + ", isCancelled " + f.isCancelled() + "; next " + next + "; open " + ss.isOpen();
+        }
     }
 
     /** An exception as a program prints it: class and message (an ExecutionException's cause). */

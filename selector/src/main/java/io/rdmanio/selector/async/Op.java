@@ -2,8 +2,12 @@ package io.rdmanio.selector.async;
 
 import java.nio.ByteBuffer;
 import java.nio.channels.CompletionHandler;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * One pending asynchronous operation of a fabric channel: whom to tell (a completion handler and its attachment,
@@ -33,6 +37,26 @@ final class Op<V> {
             }
             // The channel marks the direction killed (and closes itself when asked) before the future says so.
             return c.cancel(o, mayInterruptIfRunning) && super.cancel(mayInterruptIfRunning);
+        }
+
+        // As the JDK's pending futures: a cancelled operation's get throws a CancellationException without a
+        // message (CompletableFuture's own says "get" on recent JDKs).
+        @Override
+        public V get() throws InterruptedException, ExecutionException {
+            try {
+                return super.get();
+            } catch (CancellationException e) {
+                throw new CancellationException();
+            }
+        }
+
+        @Override
+        public V get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+            try {
+                return super.get(timeout, unit);
+            } catch (CancellationException e) {
+                throw new CancellationException();
+            }
         }
     }
 

@@ -36,6 +36,8 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
     /** Held while a connection is taken for the waiting accept. */
     private final Object acceptIo = new Object();
     private Op<AsynchronousSocketChannel> accept;
+    /** A {@code Future}'s cancel took a waiting accept: no accept is allowed after it (under acceptLock). */
+    private boolean acceptKilled;
 
     RdmaAsynchronousServerSocketChannel(AsyncGroup group) throws IOException {
         super(group.rdma());
@@ -79,7 +81,7 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
 
     @Override
     public <A> void accept(A attachment, CompletionHandler<AsynchronousSocketChannel, ? super A> handler) {
-        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(handler, "'handler' is null");
         implAccept(attachment, handler);
     }
 
@@ -101,6 +103,10 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
             return op.future;
         }
         synchronized (acceptLock) {
+            if (acceptKilled) {
+                // As the JDK's: a cancelled accept may have taken a connection that nobody got.
+                throw new RuntimeException("Accept not allowed due cancellation");
+            }
             if (accept != null) {
                 throw new AcceptPendingException();
             }
@@ -174,6 +180,7 @@ final class RdmaAsynchronousServerSocketChannel extends AsynchronousServerSocket
                 return false;
             }
             accept = null;
+            acceptKilled = true;
         }
         if (mayInterruptIfRunning) {
             try {

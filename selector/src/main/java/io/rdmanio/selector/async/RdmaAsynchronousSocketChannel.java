@@ -130,7 +130,7 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
 
     @Override
     public <A> void connect(SocketAddress remote, A attachment, CompletionHandler<Void, ? super A> handler) {
-        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(handler, "'handler' is null");
         implConnect(remote, attachment, handler);
     }
 
@@ -142,7 +142,7 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
     private <A> Future<Void> implConnect(SocketAddress remote, A attachment, CompletionHandler<Void, ? super A> handler) {
         AsynchronousSocketChannel j = end.jdkIfUnrouted();
         if (j != null) {
-            Objects.requireNonNull(remote, "remote");
+            Objects.requireNonNull(remote); // as the JDK's: no message
             InetSocketAddress isa = RoutedEnd.checkAddress(remote);
             Route r = null;
             SocketAddress bound;
@@ -190,6 +190,8 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
             op.complete(group, null, new ClosedChannelException());
             return op.future;
         }
+        Objects.requireNonNull(remote); // as the JDK's: the address before the state
+        RoutedEnd.checkAddress(remote);
         synchronized (connectLock) {
             if (connected) {
                 throw new AlreadyConnectedException();
@@ -269,11 +271,14 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
     @Override
     public <A> void read(ByteBuffer dst, long timeout, TimeUnit unit, A attachment,
                          CompletionHandler<Integer, ? super A> handler) {
-        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(handler, "'handler' is null");
         AsynchronousSocketChannel j = end.jdkIfUnrouted();
         if (j != null) {
             j.read(dst, timeout, unit, attachment, handler);
             return;
+        }
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("Read-only buffer");
         }
         start(in, dst, null, 0, 0, timeout, unit, attachment, handler);
     }
@@ -284,31 +289,35 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         if (j != null) {
             return j.read(dst);
         }
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("Read-only buffer");
+        }
         return start(in, dst, null, 0, 0, 0, TimeUnit.MILLISECONDS, null, null);
     }
 
     @Override
     public <A> void read(ByteBuffer[] dsts, int offset, int length, long timeout, TimeUnit unit, A attachment,
                          CompletionHandler<Long, ? super A> handler) {
-        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(handler, "'handler' is null");
         AsynchronousSocketChannel j = end.jdkIfUnrouted();
         if (j != null) {
             j.read(dsts, offset, length, timeout, unit, attachment, handler);
             return;
         }
-        Objects.checkFromIndexSize(offset, length, dsts.length);
+        checkRange(offset, length, dsts.length);
         start(in, null, dsts, offset, length, timeout, unit, attachment, handler);
     }
 
     @Override
     public <A> void write(ByteBuffer src, long timeout, TimeUnit unit, A attachment,
                           CompletionHandler<Integer, ? super A> handler) {
-        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(handler, "'handler' is null");
         AsynchronousSocketChannel j = end.jdkIfUnrouted();
         if (j != null) {
             j.write(src, timeout, unit, attachment, handler);
             return;
         }
+        src.hasRemaining(); // as the JDK's: a null buffer is looked at first
         start(out, src, null, 0, 0, timeout, unit, attachment, handler);
     }
 
@@ -318,19 +327,20 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         if (j != null) {
             return j.write(src);
         }
+        src.hasRemaining(); // as the JDK's: a null buffer is looked at first
         return start(out, src, null, 0, 0, 0, TimeUnit.MILLISECONDS, null, null);
     }
 
     @Override
     public <A> void write(ByteBuffer[] srcs, int offset, int length, long timeout, TimeUnit unit, A attachment,
                           CompletionHandler<Long, ? super A> handler) {
-        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(handler, "'handler' is null");
         AsynchronousSocketChannel j = end.jdkIfUnrouted();
         if (j != null) {
             j.write(srcs, offset, length, timeout, unit, attachment, handler);
             return;
         }
-        Objects.checkFromIndexSize(offset, length, srcs.length);
+        checkRange(offset, length, srcs.length);
         start(out, null, srcs, offset, length, timeout, unit, attachment, handler);
     }
 
@@ -350,9 +360,6 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
                 if (bufs[i].isReadOnly()) {
                     throw new IllegalArgumentException("Read-only buffer");
                 }
-            }
-            if (!vectored && buf.isReadOnly()) {
-                throw new IllegalArgumentException("Read-only buffer");
             }
         }
         Op<Number> op = new Op<>(attachment, (CompletionHandler) handler, this::cancel);
@@ -397,7 +404,15 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         op.length = length;
         if (!attempt(d, op)) {
             if (timeout > 0) {
-                op.timer = group.rdma().timers().schedule(() -> timedOut(d, op), timeout, unit);
+                try {
+                    op.timer = group.rdma().timers().schedule(() -> timedOut(d, op), timeout, unit);
+                } catch (RuntimeException e) {
+                    // As the JDK's: a timeout it cannot set (a null unit) fails this operation, not the channel.
+                    if (d.take(op, false)) {
+                        op.complete(group, null, e);
+                    }
+                    return future;
+                }
             }
             end.interestChanged(this::updateInterest);
         }
@@ -551,13 +566,15 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
         if ((ready & SelectionKey.OP_CONNECT) != 0) {
             finishConnect();
         }
+        // As the JDK's: with a read and a write both waiting and ready, the write goes first, so a reset is the
+        // write's to report ("Connection reset by peer") and the read then sees end of stream.
         Op<Number> r = in.peek();
-        if (r != null && (ready & SelectionKey.OP_READ) != 0) {
-            attempt(in, r);
-        }
         Op<Number> w = out.peek();
         if (w != null && (ready & SelectionKey.OP_WRITE) != 0) {
             attempt(out, w);
+        }
+        if (r != null && (ready & SelectionKey.OP_READ) != 0) {
+            attempt(in, r);
         }
         updateInterest();
     }
@@ -596,7 +613,11 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
 
     @Override
     public <T> AsynchronousSocketChannel setOption(SocketOption<T> name, T value) throws IOException {
-        end.setOption(name, value);
+        boolean outputShutdown;
+        synchronized (out) {
+            outputShutdown = out.shutdown;
+        }
+        end.setOption(name, value, outputShutdown);
         return this;
     }
 
@@ -683,6 +704,20 @@ final class RdmaAsynchronousSocketChannel extends AsynchronousSocketChannel impl
             failAll(new AsynchronousCloseException());
             group.closed(this);
         });
+    }
+
+    /**
+     * The range check of the JDK's scattering and gathering calls: a bare exception on JDK 17, the message of
+     * {@link Objects#checkFromIndexSize} on later JDKs.
+     */
+    static void checkRange(int offset, int length, int size) {
+        if (Runtime.version().feature() <= 17) {
+            if (offset < 0 || length < 0 || offset > size - length) {
+                throw new IndexOutOfBoundsException();
+            }
+        } else {
+            Objects.checkFromIndexSize(offset, length, size);
+        }
     }
 
     @Override

@@ -33,6 +33,8 @@ final class RoutedEnd<J extends NetworkChannel, F extends SelectableChannel & Ne
 
     private volatile J jdk;
     private volatile F fabric;
+    /** The routed channel's close ran its follow-up (the group's count): once, whoever closed it first. */
+    private final java.util.concurrent.atomic.AtomicBoolean routedCloseDone = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile AsyncPoller poller;
     /** Poller thread only. */
     private SelectionKey key;
@@ -104,9 +106,29 @@ final class RoutedEnd<J extends NetworkChannel, F extends SelectableChannel & Ne
     }
 
     <T> void setOption(SocketOption<T> name, T value) throws IOException {
+        setOption(name, value, false);
+    }
+
+    /**
+     * As the JDK's asynchronous channels, in their order: a null name, an option the channel does not have, a
+     * closed channel, a socket whose output is shut down ({@code outputShutdown}), a null value.
+     */
+    <T> void setOption(SocketOption<T> name, T value, boolean outputShutdown) throws IOException {
+        if (name == null) {
+            throw new NullPointerException();
+        }
         F f = fabric;
         if (f != null) {
             supported(f, name);
+            if (!f.isOpen()) {
+                throw new ClosedChannelException();
+            }
+            if (outputShutdown) {
+                throw new IOException("Connection has been shutdown for writing");
+            }
+            if (value == null) {
+                throw new IllegalArgumentException("Invalid option value");
+            }
             f.setOption(name, value);
             return;
         }
@@ -179,7 +201,9 @@ final class RoutedEnd<J extends NetworkChannel, F extends SelectableChannel & Ne
             }
             return;
         }
-        if (!f.isOpen()) {
+        // Once, also when the rdmanio channel closed itself first (a refused connect closes it, as the JDK's
+        // finishConnect does): the group counts this channel until then, and would never terminate.
+        if (!routedCloseDone.compareAndSet(false, true)) {
             return;
         }
         try {
