@@ -89,7 +89,8 @@ final class RdmaSelectionKey extends AbstractSelectionKey implements ReadinessLi
     public SelectionKey interestOps(int ops) {
         ensureValid();
         if ((ops & ~channel.validOps()) != 0) {
-            throw new IllegalArgumentException("invalid interest set " + ops + " for " + channel);
+            // As the JDK's key: no message.
+            throw new IllegalArgumentException();
         }
         interestOps = ops;
         SelectionKey ik = innerKey;

@@ -440,7 +440,11 @@ final class RdmaSelector extends AbstractSelector {
             RdmaSelectionKey k = candidates.get(i);
             int ops = 0;
             long deadline = 0;
-            if (k.isValid() && (k.bound == RdmaSelectionKey.BOUND_FABRIC || k.bound == RdmaSelectionKey.BOUND_BOTH)) {
+            // A channel being closed (closed first, its key cancelled after) is never reported, as the JDK's
+            // selector reports nothing of a channel that is closed while registered: its close fires the fabric's
+            // readiness, and a key reported now would be cancelled in the application's hands.
+            if (k.isValid() && (k.bound == RdmaSelectionKey.BOUND_FABRIC || k.bound == RdmaSelectionKey.BOUND_BOTH)
+                && k.channel().isOpen()) {
                 RoutedChannel rc = (RoutedChannel) k.channel();
                 ops = rc.fabricReadyOps() & k.interestOpsUnchecked();
                 if (ops == 0 && (k.interestOpsUnchecked() & SelectionKey.OP_CONNECT) != 0) {
@@ -481,7 +485,7 @@ final class RdmaSelector extends AbstractSelector {
                 continue;
             }
             RdmaSelectionKey k = (RdmaSelectionKey) ik.attachment();
-            if (!k.isValid() || !ik.isValid()) {
+            if (!k.isValid() || !ik.isValid() || !k.channel().isOpen()) {
                 continue;
             }
             int ops;

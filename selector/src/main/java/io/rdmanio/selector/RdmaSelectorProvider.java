@@ -105,7 +105,7 @@ public class RdmaSelectorProvider extends SelectorProvider {
 
     @Override
     public SocketChannel openSocketChannel(ProtocolFamily family) throws IOException {
-        Objects.requireNonNull(family, "family");
+        Objects.requireNonNull(family, "'family' is null");
         if (family == StandardProtocolFamily.INET || family == StandardProtocolFamily.INET6) {
             return RdmaSocketChannel.open(this);
         }
@@ -115,7 +115,7 @@ public class RdmaSelectorProvider extends SelectorProvider {
 
     @Override
     public ServerSocketChannel openServerSocketChannel(ProtocolFamily family) throws IOException {
-        Objects.requireNonNull(family, "family");
+        Objects.requireNonNull(family, "'family' is null");
         if (family == StandardProtocolFamily.INET || family == StandardProtocolFamily.INET6) {
             return new RdmaServerSocketChannel(this);
         }

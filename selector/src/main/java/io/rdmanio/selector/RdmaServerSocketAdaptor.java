@@ -38,9 +38,14 @@ final class RdmaServerSocketAdaptor extends ServerSocket {
         bind(local, 50);
     }
 
+    /** As the JDK's adaptor: the channel's state exceptions as java.net's ("Unresolved address", ...). */
     @Override
     public void bind(SocketAddress local, int backlog) throws IOException {
-        ch.bind(local, backlog);
+        try {
+            ch.bind(local, backlog);
+        } catch (RuntimeException e) {
+            throw AdaptorExceptions.forSocket(e);
+        }
     }
 
     @Override
@@ -165,13 +170,9 @@ final class RdmaServerSocketAdaptor extends ServerSocket {
         }
     }
 
+    /** As the JDK's adaptor: a closed channel's options are "Socket is closed". */
     private static SocketException asSocketException(IOException e) {
-        if (e instanceof SocketException) {
-            return (SocketException) e;
-        }
-        SocketException se = new SocketException(e.getMessage());
-        se.initCause(e);
-        return se;
+        return AdaptorExceptions.forSocket(e);
     }
 
     @Override

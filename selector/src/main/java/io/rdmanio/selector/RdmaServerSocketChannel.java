@@ -415,7 +415,9 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         }
         acceptLock.lock();
         try {
-            ensureOpen();
+            if (!isOpen()) {
+                throw RdmaSocketChannel.closedFound(nanos != 0, nanos != 0 && nanos != Long.MAX_VALUE);
+            }
             Listener l = listener;
             if (l == null) {
                 throw new NotYetBoundException();
@@ -577,6 +579,18 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         }
     }
 
+    /**
+     * The options an accepted socket inherits from its listener on Linux (it is the listener's clone): besides the
+     * receive buffer and address reuse, port reuse and the keep-alive times and count. The keep-alive options are
+     * the JDK's extended ones (in {@code jdk.net}), known by their names.
+     */
+    private static boolean inherited(SocketOption<?> o) {
+        return o == StandardSocketOptions.SO_REUSEPORT || switch (o.name()) {
+            case "TCP_KEEPIDLE", "TCP_KEEPINTERVAL", "TCP_KEEPCOUNT" -> true;
+            default -> false;
+        };
+    }
+
     /** The options set on this listener that an accepted channel inherits, as set. */
     private Map<SocketOption<?>, Object> inheritedOptions() {
         synchronized (stateLock) {
@@ -585,6 +599,11 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             if (rcv != null) {
                 m.put(StandardSocketOptions.SO_RCVBUF, rcv);
             }
+            for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
+                if (inherited(e.getKey())) {
+                    m.put(e.getKey(), e.getValue());
+                }
+            }
             return m;
         }
     }
@@ -592,7 +611,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     /**
      * What an accepted channel reports for the options it inherits, as Linux's accepted socket does: the
      * listener's receive buffer and address reuse (on by default for the JDK's listeners, so on for what they
-     * accept).
+     * accept), and the {@link #inherited} options set on the listener.
      */
     private Map<SocketOption<?>, Object> inheritedShown() {
         synchronized (stateLock) {
@@ -604,6 +623,11 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                 }
                 if (v != null && (o != StandardSocketOptions.SO_RCVBUF || shown.containsKey(o))) {
                     m.put(o, v);
+                }
+            }
+            for (Map.Entry<SocketOption<?>, Object> e : shown.entrySet()) {
+                if (inherited(e.getKey())) {
+                    m.put(e.getKey(), e.getValue());
                 }
             }
             return m;
@@ -673,6 +697,10 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     protected void implConfigureBlocking(boolean block) throws IOException {
         acceptLock.lock();
         try {
+            // As the JDK's: closed while this waited for a blocked accept.
+            if (!isOpen()) {
+                throw new ClosedChannelException();
+            }
             blockingMode = block;
             ServerSocketChannel d = delegate;
             // On both transports the JDK channel stays non-blocking: accept waits on both itself.
@@ -695,7 +723,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
 
     @Override
     public <T> ServerSocketChannel setOption(SocketOption<T> name, T value) throws IOException {
-        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(name); // as the JDK's: no message
         if (!supportedOptions().contains(name)) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
@@ -721,7 +749,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
 
     @Override
     public <T> T getOption(SocketOption<T> name) throws IOException {
-        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(name); // as the JDK's: no message
         if (!supportedOptions().contains(name)) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
@@ -766,13 +794,14 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
         }
         ServerSocketChannel d = delegate;
         Listener l = listener;
+        // The address as getLocalAddress gives it (and as the JDK's channel prints it): no host name.
         if (d != null && l != null) {
-            return "RdmaServerSocketChannel[tcp and " + l.engine().fabricName() + " " + l.localAddress() + "]";
+            return "RdmaServerSocketChannel[tcp and " + l.engine().fabricName() + " " + channelAddressKept() + "]";
         }
         if (d != null) {
             return "RdmaServerSocketChannel[tcp " + d + "]";
         }
         return l == null ? "RdmaServerSocketChannel[unbound]"
-                : "RdmaServerSocketChannel[" + l.engine().fabricName() + " " + l.localAddress() + "]";
+                : "RdmaServerSocketChannel[" + l.engine().fabricName() + " " + channelAddressKept() + "]";
     }
 }

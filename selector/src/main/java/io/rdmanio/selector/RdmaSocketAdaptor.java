@@ -16,6 +16,8 @@ import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.IllegalBlockingModeException;
 import java.nio.channels.SocketChannel;
+import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.UnsupportedAddressTypeException;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -53,32 +55,70 @@ final class RdmaSocketAdaptor extends Socket {
         connect(remote, 0);
     }
 
+    /**
+     * As the running JDK's adaptor, in its order: the address given (null: an argument error); on JDK 25, an
+     * unresolved address ("Socket is closed", "Already connected", or else the socket is closed and the
+     * {@code UnknownHostException} thrown); the timeout; then the address as the channel checks it (on JDK 17
+     * unresolved: {@code UnknownHostException}), the blocking mode, and then the channel's state: closed
+     * ({@code AsynchronousCloseException}, as the JDK's blocking connect finds it), connected
+     * ({@code AlreadyConnectedException}: passed on as it is on JDK 17, "Already connected" on JDK 25). See
+     * {@link JdkSocketBehaviour}.
+     */
     @Override
     public void connect(SocketAddress remote, int timeout) throws IOException {
-        Objects.requireNonNull(remote, "connect: The address can't be null");
+        if (remote == null) {
+            throw new IllegalArgumentException("connect: The address can't be null");
+        }
+        if (remote instanceof InetSocketAddress && ((InetSocketAddress) remote).isUnresolved()
+                && JdkSocketBehaviour.adaptorConnectChecksUnresolvedFirst()) {
+            if (!ch.isOpen()) {
+                throw new SocketException("Socket is closed");
+            }
+            if (ch.isConnected()) {
+                throw new SocketException("Already connected");
+            }
+            close();
+            throw AdaptorExceptions.unknownHost((InetSocketAddress) remote);
+        }
         if (timeout < 0) {
             throw new IllegalArgumentException("connect: timeout can't be negative");
         }
-        if (isClosed()) {
-            // As the JDK's adaptor, whose blocking connect finds the channel closed (JDK 17 and 25 alike).
-            throw new AsynchronousCloseException();
-        }
-        if (isConnected()) {
-            throw new SocketException("already connected");
-        }
-        if (!ch.isBlocking()) {
-            throw new IllegalBlockingModeException();
-        }
-        if (timeout == 0) {
-            ch.connect(remote);
-        } else {
-            ch.connect(remote, TimeUnit.MILLISECONDS.toNanos(timeout));
+        try {
+            checkAddress(remote);
+            if (!ch.isBlocking()) {
+                throw new IllegalBlockingModeException();
+            }
+            if (isClosed()) {
+                throw new AsynchronousCloseException();
+            }
+            if (timeout == 0) {
+                ch.connect(remote);
+            } else {
+                ch.connect(remote, TimeUnit.MILLISECONDS.toNanos(timeout));
+            }
+        } catch (RuntimeException e) {
+            throw AdaptorExceptions.forConnect(e);
         }
     }
 
+    /** The checks of the JDK channel's connect on the address alone, which its adaptor makes first. */
+    private static void checkAddress(SocketAddress remote) {
+        if (!(remote instanceof InetSocketAddress)) {
+            throw new UnsupportedAddressTypeException();
+        }
+        if (((InetSocketAddress) remote).isUnresolved()) {
+            throw new UnresolvedAddressException();
+        }
+    }
+
+    /** As the JDK's adaptor: the channel's state exceptions as java.net's ("Already bound", ...). */
     @Override
     public void bind(SocketAddress local) throws IOException {
-        ch.bind(local);
+        try {
+            ch.bind(local);
+        } catch (RuntimeException e) {
+            throw AdaptorExceptions.forSocket(e);
+        }
     }
 
     @Override
@@ -196,8 +236,22 @@ final class RdmaSocketAdaptor extends Socket {
                     throw new java.nio.channels.ClosedChannelException();
                 }
                 ByteBuffer bb = ByteBuffer.wrap(b, off, len);
-                while (bb.hasRemaining()) {
-                    ch.write(bb);
+                boolean began = false;
+                try {
+                    while (bb.hasRemaining()) {
+                        ch.write(bb);
+                        began = true;
+                    }
+                } catch (java.nio.channels.ClosedChannelException e) {
+                    if (!began || e instanceof java.nio.channels.AsynchronousCloseException) {
+                        throw e;
+                    }
+                    // As the JDK's adaptor stream, which writes the whole array in one blocking call: a close
+                    // between two of this loop's writes is an asynchronous close of that call (by an interrupt:
+                    // ClosedByInterruptException).
+                    throw Thread.currentThread().isInterrupted()
+                        ? new java.nio.channels.ClosedByInterruptException()
+                        : new java.nio.channels.AsynchronousCloseException();
                 }
             }
 
@@ -297,27 +351,23 @@ final class RdmaSocketAdaptor extends Socket {
         }
     }
 
+    /**
+     * As the JDK's adaptor: the value goes to the channel unchecked, so a closed channel says "Socket is closed"
+     * before the value is looked at, and a bad value is refused in the channel's words.
+     */
     private <T> void set(SocketOption<T> name, T value) throws SocketException {
         try {
             ch.setOption(name, value);
-        } catch (SocketException e) {
-            throw e;
-        } catch (ClosedChannelException e) {
-            throw new SocketException("Socket is closed");
         } catch (IOException e) {
-            throw new SocketException(e.getMessage());
+            throw AdaptorExceptions.forSocket(e);
         }
     }
 
     private <T> T get(SocketOption<T> name) throws SocketException {
         try {
             return ch.getOption(name);
-        } catch (SocketException e) {
-            throw e;
-        } catch (ClosedChannelException e) {
-            throw new SocketException("Socket is closed");
         } catch (IOException e) {
-            throw new SocketException(e.getMessage());
+            throw AdaptorExceptions.forSocket(e);
         }
     }
 
@@ -331,11 +381,9 @@ final class RdmaSocketAdaptor extends Socket {
         return get(StandardSocketOptions.TCP_NODELAY);
     }
 
+    /** As the JDK's adaptor: a negative linger is the channel's "off" (-1), not java.net's argument error. */
     @Override
     public void setSoLinger(boolean on, int linger) throws SocketException {
-        if (on && linger < 0) {
-            throw new IllegalArgumentException("Invalid linger value: " + linger);
-        }
         set(StandardSocketOptions.SO_LINGER, on ? linger : -1);
     }
 
@@ -454,11 +502,9 @@ final class RdmaSocketAdaptor extends Socket {
         return get(StandardSocketOptions.SO_KEEPALIVE);
     }
 
+    /** As the JDK's adaptor: the channel checks the value ("Invalid IP_TOS value"), after it checks it is open. */
     @Override
     public void setTrafficClass(int tc) throws SocketException {
-        if (tc < 0 || tc > 255) {
-            throw new IllegalArgumentException("tc is not in range 0 -- 255");
-        }
         set(StandardSocketOptions.IP_TOS, tc);
     }
 

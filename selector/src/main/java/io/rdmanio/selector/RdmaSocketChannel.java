@@ -12,12 +12,13 @@ import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.RouteStats;
 import io.rdmanio.selector.config.RunStats;
 import java.io.Closeable;
-import java.io.FileDescriptor;
 import java.io.IOException;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketAddress;
+import java.net.SocketException;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
@@ -29,7 +30,6 @@ import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.IllegalBlockingModeException;
-import java.nio.channels.IllegalSelectorException;
 import java.nio.channels.NoConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.SelectableChannel;
@@ -46,8 +46,6 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
-import sun.nio.ch.SelChImpl;
-import sun.nio.ch.SelectionKeyImpl;
 
 /**
  * A socket channel routed once, at connect, by the router's connect rules. Routed to TCP it forwards to a JDK
@@ -61,7 +59,7 @@ import sun.nio.ch.SelectionKeyImpl;
  * lock. Blocking and non-blocking operations share one path: blocking means "retry until ready or closed",
  * waiting inside {@code begin()/end()} so that an interrupt closes the channel and a close wakes the waiter.
  */
-final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, SelChImpl {
+final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
 
     private static final int ST_UNCONNECTED = 0;
     private static final int ST_PENDING = 1;
@@ -100,6 +98,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     /** The address {@link #boundHolder} is bound to (state lock). */
     private InetSocketAddress boundAddress;
     private volatile Connection connection;
+    /** Closed while a selector held it: the connection whose close waits for its last key to go (stateLock). */
+    private Connection deferredClose;
     private volatile int state;
     private volatile boolean inputShutdown;
     private volatile boolean outputShutdown;
@@ -318,6 +318,42 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         synchronized (stateLock) {
             keys.remove(key);
         }
+        if (!isOpen() && !isRegistered()) {
+            closeDeferredConnection();
+        }
+    }
+
+    /**
+     * As the JDK's non-blocking channel closes while a selector holds it: it shuts its output (the peer reads end
+     * of stream) and leaves the rest of the close to the deregistration of its last key, at a select of that
+     * selector or its close; until then the connection takes the peer's bytes as a socket that is not closed yet
+     * does (its writes go on without error), and then bytes left unread reset it, which its peer meets after the
+     * FIN, as Linux reports a reset then: "Broken pipe" on a write, reads ending, not "Connection reset".
+     */
+    private void deferClose(Connection c) {
+        try {
+            c.shutdownOutput();
+        } catch (IOException | RuntimeException e) {
+            // Already reset or shut: the close is all there is left to do.
+        }
+        synchronized (stateLock) {
+            deferredClose = c;
+        }
+        if (!isRegistered()) {
+            // Its last key went meanwhile: whoever takes the connection first closes it.
+            closeDeferredConnection();
+        }
+    }
+
+    private void closeDeferredConnection() {
+        Connection c;
+        synchronized (stateLock) {
+            c = deferredClose;
+            deferredClose = null;
+        }
+        if (c != null) {
+            c.close();
+        }
     }
 
     /** Tells every key that the channel was routed: they follow it at their selector's next select. */
@@ -390,6 +426,18 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         }
     }
 
+    /**
+     * As the JDK's connect: a blocking connect begins its I/O operation before it finds the channel closed, and the
+     * end of that operation reports a closed channel as an asynchronous close (JDK 17); JDK 25's checks first
+     * ({@code ClosedChannelException}). As the running JDK's: {@link JdkSocketBehaviour}.
+     */
+    private void ensureOpenToConnect() throws ClosedChannelException {
+        if (!isOpen()) {
+            throw isBlocking() && JdkSocketBehaviour.closedBlockingConnectIsAsynchronousClose()
+                    ? new AsynchronousCloseException() : new ClosedChannelException();
+        }
+    }
+
     private static final InetAddress LOOPBACK4 = unnamed(new byte[] {127, 0, 0, 1});
     private static final InetAddress LOOPBACK6 = unnamed(new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1});
 
@@ -402,7 +450,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     }
 
     private static InetSocketAddress checkRemote(SocketAddress sa) {
-        Objects.requireNonNull(sa, "remote");
+        Objects.requireNonNull(sa); // as the JDK's: no message
         if (!(sa instanceof InetSocketAddress)) {
             throw new UnsupportedAddressTypeException();
         }
@@ -540,7 +588,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             try {
                 SocketChannel d;
                 synchronized (stateLock) {
-                    ensureOpen();
+                    ensureOpenToConnect();
                     if (state == ST_CONNECTED) {
                         throw new AlreadyConnectedException();
                     }
@@ -589,6 +637,28 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
     }
 
     /**
+     * Caller holds the read and write locks. As the kernel's connect of the JDK's (IPv6) socket: bound to an IPv6
+     * address, it cannot reach an IPv4 one (a mapped address: "Network is unreachable"); bound to an IPv4 address
+     * (a mapped one), it cannot connect to an IPv6 one ("Address family not supported by protocol"). A wildcard
+     * binding connects to either. As the JDK's, the failed connect closes the channel.
+     */
+    private void checkBoundFamily(InetSocketAddress isa) throws SocketException {
+        InetAddress bound;
+        synchronized (stateLock) {
+            bound = boundHolder == null ? null : boundAddress.getAddress();
+        }
+        if (bound == null || bound.isAnyLocalAddress()) {
+            return;
+        }
+        boolean v6 = bound instanceof Inet6Address;
+        if (v6 == isa.getAddress() instanceof Inet6Address) {
+            return;
+        }
+        closeQuietly();
+        throw new SocketException(v6 ? "Network is unreachable" : "Address family not supported by protocol");
+    }
+
+    /**
      * Whether TCP is tried when the fabric cannot connect: under {@code both}, and under {@code auto}, where a
      * fabric handshake refused by a peer that does not serve the address over a fabric is the answer to "does it?".
      */
@@ -598,6 +668,12 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
 
     /** Caller holds the read and write locks; {@code nanos} as for {@link #connectDelegate}. */
     private boolean beginFabricConnect(InetSocketAddress isa, boolean both, long nanos) throws IOException {
+        if (nanos != 0 && !InterruptPolicy.ignoresInterrupts(javaNetSocket)) {
+            // As the JDK's: a blocking connect begun with the interrupt status set closes the channel before any
+            // handshake starts, so the listener never sees it.
+            ensureNotInterrupted();
+        }
+        checkBoundFamily(isa);
         Connection c;
         try {
             Engine engine = rdma.config().engines().engineFor(isa, false);
@@ -656,7 +732,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
                 }
                 // As the JDK: a failed connect closes the channel.
                 closeQuietly();
-                throw e;
+                throw refusedAsTheJdk(e);
             } catch (RuntimeException e) {
                 closeQuietly();
                 throw e;
@@ -706,6 +782,33 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
                 throw new AsynchronousCloseException();
             }
         }
+    }
+
+    /**
+     * A refused fabric connect as the JDK reports a refused TCP connect: the message is the kernel's words alone
+     * ("Connection refused"), for programs that look at it; the fabric's account (no listener there, on which
+     * fabric, a TCP listener on the wildcard address instead) is its cause, printed with its stack trace.
+     */
+    static IOException refusedAsTheJdk(IOException e) {
+        String m = e.getMessage();
+        if (!(e instanceof java.net.ConnectException) || m == null || !m.startsWith(REFUSED) || m.equals(REFUSED)) {
+            return e;
+        }
+        java.net.ConnectException plain = new java.net.ConnectException(REFUSED);
+        plain.initCause(e);
+        return plain;
+    }
+
+    private static final String REFUSED = "Connection refused";
+
+    /**
+     * The exception of a blocking accept or finishConnect that finds its channel already closed, as the JDK's:
+     * JDK 17 looks inside begin()/end(), whose end says {@link AsynchronousCloseException}; later JDKs look first
+     * ({@link ClosedChannelException}), except the socket adaptor's accept with a timeout ({@code timedAccept}).
+     */
+    static ClosedChannelException closedFound(boolean blocking, boolean timedAccept) {
+        return blocking && (timedAccept || Runtime.version().feature() <= 17)
+            ? new AsynchronousCloseException() : new ClosedChannelException();
     }
 
     /**
@@ -840,7 +943,9 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             writeLock.lock();
             try {
                 synchronized (stateLock) {
-                    ensureOpen();
+                    if (!isOpen()) {
+                        throw closedFound(isBlocking(), false);
+                    }
                     if (state == ST_CONNECTED) {
                         return true;
                     }
@@ -869,7 +974,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             try {
                 SocketChannel d;
                 synchronized (stateLock) {
-                    ensureOpen();
+                    ensureOpenToConnect();
                     if (state == ST_CONNECTED) {
                         throw new AlreadyConnectedException();
                     }
@@ -974,7 +1079,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        Objects.requireNonNull(dst, "dst");
+        Objects.requireNonNull(dst); // as the JDK's: no message
         SocketChannel d = delegate;
         if (d != null) {
             int n;
@@ -1140,7 +1245,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
 
     @Override
     public int write(ByteBuffer src) throws IOException {
-        Objects.requireNonNull(src, "src");
+        Objects.requireNonNull(src); // as the JDK's: no message
         SocketChannel d = delegate;
         if (d != null) {
             int n;
@@ -1241,6 +1346,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         if (!plain) {
             begin();
         }
+        c.blockingWrite(true);
         try {
             for (;;) {
                 long n;
@@ -1270,7 +1376,20 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
                     c.await(Readiness.WRITE, Long.MAX_VALUE);
                 }
             }
+            // As TCP's: a blocking write returns once what it took has left this process (the kernel keeps
+            // sending a returned write's bytes after its writer has gone; staging dies with it). Until then it is
+            // under way, and a writer killed here leaves its reader the bytes that left, then end of stream.
+            while (total > 0 && isOpen() && !outputShutdown && !c.allPosted()) {
+                if (Thread.currentThread().isInterrupted()) {
+                    if (!plain) {
+                        break;
+                    }
+                    interrupted |= Thread.interrupted();
+                }
+                c.await(Readiness.POSTED, Long.MAX_VALUE);
+            }
         } finally {
+            c.blockingWrite(false);
             endBlocking(plain, interrupted, total > 0);
         }
         if (!plain) {
@@ -1385,7 +1504,9 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         Closeable held;
         Connection c;
         int linger;
+        boolean wasConnected;
         synchronized (stateLock) {
+            wasConnected = state == ST_CONNECTED;
             state = ST_CLOSED;
             d = delegate;
             held = boundHolder;
@@ -1398,10 +1519,15 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             if (linger == 0) {
                 c.abort();
             } else {
-                c.close();
+                if (wasConnected && !isBlocking() && isRegistered()) {
+                    deferClose(c);
+                    c = null;
+                } else {
+                    c.close();
+                }
                 // As the JDK's close under SO_LINGER: the kernel's close waits up to that many seconds for the
                 // bytes written to be delivered, unless the channel is non-blocking and still on a selector.
-                if (linger > 0 && (isBlocking() || !isRegistered())) {
+                if (c != null && linger > 0 && (isBlocking() || !isRegistered())) {
                     c.awaitClosed(TimeUnit.SECONDS.toNanos(linger));
                 }
             }
@@ -1425,6 +1551,10 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
         try {
             writeLock.lock();
             try {
+                // As the JDK's: closed while this waited for a blocked read or write (an interrupt, say).
+                synchronized (stateLock) {
+                    ensureOpen();
+                }
                 blockingMode = block;
                 SocketChannel d = delegate;
                 if (d != null) {
@@ -1456,7 +1586,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
 
     @Override
     public <T> SocketChannel setOption(SocketOption<T> name, T value) throws IOException {
-        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(name); // as the JDK's: no message
         if (!supportedOptions().contains(name)) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
@@ -1511,7 +1641,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
 
     @Override
     public <T> T getOption(SocketOption<T> name) throws IOException {
-        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(name); // as the JDK's: no message
         if (!supportedOptions().contains(name)) {
             throw new UnsupportedOperationException("'" + name + "' not supported");
         }
@@ -1560,49 +1690,6 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel, Se
             }
             return socket;
         }
-    }
-
-    // ------------------------------------------------------------------ the JDK's file transfer
-
-    /*
-     * sun.nio.ch.SelChImpl, the interface of the JDK's own selectable channels, is what FileChannel.transferTo
-     * trusts: to such a channel it hands the file in mapped pieces of up to 8 MiB, one write straight from the page
-     * cache, where any other channel gets 8 KiB at a time copied through a heap buffer (a frame each). The provider
-     * cannot exist without sun.nio.ch exported to this module, so neither can this class. No descriptor is named
-     * (getFD() is null): the JDK then never tries sendfile(2) into this channel, and every byte goes through write,
-     * on the fabric or the JDK channel behind it, and is counted. The other methods serve only the JDK's own
-     * selectors, with which an rdmanio channel never registers: registered there by mistake, its first select
-     * throws IllegalSelectorException, as registering it did before.
-     */
-
-    @Override
-    public FileDescriptor getFD() {
-        return null;
-    }
-
-    @Override
-    public int getFDVal() {
-        return -1;
-    }
-
-    @Override
-    public boolean translateAndUpdateReadyOps(int ops, SelectionKeyImpl key) {
-        return false;
-    }
-
-    @Override
-    public boolean translateAndSetReadyOps(int ops, SelectionKeyImpl key) {
-        return false;
-    }
-
-    @Override
-    public int translateInterestOps(int ops) {
-        throw new IllegalSelectorException();
-    }
-
-    @Override
-    public void kill() {
-        // nothing: closing is implCloseSelectableChannel's, and no JDK selector holds this channel
     }
 
     @Override

@@ -62,6 +62,8 @@ final class RoutingSocketImpl extends SocketImpl {
     private volatile Socket face;
     /** A read of the routed input returned -1: later reads return -1 too, even after close (as the JDK's). */
     private volatile boolean readEof;
+    /** {@link #close} began: a write it ends fails as "Socket closed", as the JDK's does. */
+    private volatile boolean closing;
     /** A routed server's channel, made at bind. */
     private volatile RdmaServerSocketChannel serverChannel;
     /** Where a routed server binds, between bind and listen. */
@@ -151,6 +153,8 @@ final class RoutingSocketImpl extends SocketImpl {
             // Socket says so (JDK 25's closes itself, JDK 17's keeps isClosed false).
             ch.close();
             JdkSocketImpls.close(impl);
+            // Closed for good: a second connect fails "Socket closed", as the JDK's closed implementation does.
+            jdk = null;
             throw javaNet(e);
         } finally {
             connecting = null;
@@ -241,6 +245,7 @@ final class RoutingSocketImpl extends SocketImpl {
                 throw javaNet(e);
             }
             into.adopt(accepted);
+            inheritTrafficClass(accepted);
             return;
         }
         SocketImpl impl = jdk;
@@ -251,6 +256,22 @@ final class RoutingSocketImpl extends SocketImpl {
         JdkSocketImpls.accept(impl, platform);
         into.adopt(platform);
         RunStats.get().connectionOpened(false);
+    }
+
+    /**
+     * As Linux's accepted socket, a clone of its listener: it has the listener's {@code IP_TOS}, which the fabric's
+     * listener does not carry, so it is set here.
+     */
+    private void inheritTrafficClass(RdmaSocketChannel accepted) throws IOException {
+        Integer tc = serverTrafficClass;
+        if (tc != null) {
+            try {
+                accepted.setOption(StandardSocketOptions.IP_TOS, tc);
+            } catch (IOException | RuntimeException e) {
+                accepted.close();
+                throw javaNet(e);
+            }
+        }
     }
 
     /** An accepted fabric (or, under a {@code both} rule, TCP) connection. */
@@ -329,7 +350,7 @@ final class RoutingSocketImpl extends SocketImpl {
     protected OutputStream getOutputStream() throws IOException {
         Socket s = face;
         if (s != null) {
-            return new RoutedOutput(s.getOutputStream(), s);
+            return new RoutedOutput(s.getOutputStream(), s, this);
         }
         return JdkSocketImpls.outputStream(jdkOrClosed());
     }
@@ -377,8 +398,10 @@ final class RoutingSocketImpl extends SocketImpl {
 
     @Override
     protected void close() throws IOException {
+        closing = true;
         RdmaSocketChannel ch = channel;
         if (ch != null) {
+            shutdownOutputBeforeClose(ch);
             ch.close();
         }
         RdmaSocketChannel pending = connecting;
@@ -392,6 +415,23 @@ final class RoutingSocketImpl extends SocketImpl {
         SocketImpl impl = jdk;
         if (impl != null) {
             JdkSocketImpls.close(impl);
+        }
+    }
+
+    /**
+     * As the JDK's socket closes (its {@code NioSocketImpl}): a connected socket whose SO_LINGER is not 0 shuts its
+     * output first, so that its peer reads end of stream and then, if this side left bytes unread, meets the
+     * reset as Linux reports one after a FIN ("Broken pipe" on its next write, reads ending), not "Connection
+     * reset". A channel's own close does not (the JDK's does only when it cannot close at once).
+     */
+    private static void shutdownOutputBeforeClose(RdmaSocketChannel ch) {
+        try {
+            if (ch.isConnected() && !ch.isOutputShutdown()
+                    && ch.getOption(StandardSocketOptions.SO_LINGER) != 0) {
+                ch.shutdownOutput();
+            }
+        } catch (IOException | RuntimeException e) {
+            // A connection already reset or closed: the close below reports nothing either, as the JDK's.
         }
     }
 
@@ -503,6 +543,7 @@ final class RoutingSocketImpl extends SocketImpl {
         }
         Socket s = face;
         if (s != null) {
+            ensureFaceOpen(s);
             setRoutedOption(s, optID, value);
             return;
         }
@@ -533,6 +574,7 @@ final class RoutingSocketImpl extends SocketImpl {
         }
         Socket s = face;
         if (s != null) {
+            ensureFaceOpen(s);
             return routedOption(s, optID);
         }
         SocketImpl impl = jdk;
@@ -605,6 +647,17 @@ final class RoutingSocketImpl extends SocketImpl {
         SocketImpl impl = jdk;
         if (impl != null) {
             JdkSocketImpls.setPerformancePreferences(impl, connectionTime, latency, bandwidth);
+        }
+    }
+
+    /**
+     * As the JDK's socket implementation, whose integer options check first that it is open: the few that
+     * {@code Socket} passes on without checking itself ({@code getTrafficClass}) say "Socket closed" as the
+     * implementation's own words, not the adaptor's "Socket is closed".
+     */
+    private static void ensureFaceOpen(Socket s) throws SocketException {
+        if (s.isClosed()) {
+            throw new SocketException("Socket closed");
         }
     }
 
@@ -693,20 +746,20 @@ final class RoutingSocketImpl extends SocketImpl {
      */
     static IOException javaNet(Exception e) {
         if (e instanceof ClosedByInterruptException) {
-            return withCause(new SocketException("Closed by interrupt"), e);
+            return likeTheJdks(new SocketException("Closed by interrupt"), e);
         }
         if (e instanceof ClosedChannelException) {
-            return withCause(new SocketException("Socket closed"), e);
+            return likeTheJdks(new SocketException("Socket closed"), e);
         }
         if (e instanceof SocketException || e instanceof SocketTimeoutException
                 || e instanceof UnknownHostException || e instanceof java.net.ConnectException) {
             return (IOException) e;
         }
         if (e instanceof IOException) {
-            return withCause(new SocketException(e.getMessage()), e);
+            return likeTheJdks(new SocketException(e.getMessage()), e);
         }
         if (e instanceof java.nio.channels.UnresolvedAddressException) {
-            return withCause(new UnknownHostException(e.getMessage()), e);
+            return likeTheJdks(new UnknownHostException(e.getMessage()), e);
         }
         if (e instanceof RuntimeException) {
             throw (RuntimeException) e;
@@ -714,8 +767,12 @@ final class RoutingSocketImpl extends SocketImpl {
         return new IOException(e);
     }
 
-    private static <E extends IOException> E withCause(E se, Exception cause) {
-        se.initCause(cause);
+    /**
+     * As the JDK's socket reports a channel's failure ({@code NioSocketImpl}): a new exception with the failure's
+     * stack trace and no cause, so a program that walks the cause chain finds what it finds on the JDK.
+     */
+    private static <E extends IOException> E likeTheJdks(E se, Exception cause) {
+        se.setStackTrace(cause.getStackTrace());
         return se;
     }
 
@@ -805,15 +862,21 @@ final class RoutingSocketImpl extends SocketImpl {
     private static final class RoutedOutput extends OutputStream {
         private final OutputStream out;
         private final Socket face;
+        private final RoutingSocketImpl impl;
 
-        RoutedOutput(OutputStream out, Socket face) {
+        RoutedOutput(OutputStream out, Socket face, RoutingSocketImpl impl) {
             this.out = out;
             this.face = face;
+            this.impl = impl;
         }
 
         private IOException failure(IOException e) {
+            if (impl.closing) {
+                // As the JDK's: a write that a close ended (its shutdown of the output woke it) is "Socket closed".
+                return likeTheJdks(new SocketException("Socket closed"), e);
+            }
             if (e instanceof ClosedChannelException && face.isOutputShutdown() && !face.isClosed()) {
-                return withCause(new SocketException("Broken pipe"), e);
+                return likeTheJdks(new SocketException("Broken pipe"), e);
             }
             return streamFailure(e);
         }

@@ -524,14 +524,16 @@ final class InMemoryEngine implements Engine {
                     throw new IOException("output shut down");
                 }
                 p = peer;
-                if (p.closed && wroteAfterPeerClosed) {
+                // A peer shut both ways refuses bytes as a closed one does (Linux resets in FIN_WAIT, input shut).
+                boolean refuses = p.closed || (p.inputShut && p.outputShut);
+                if (refuses && wroteAfterPeerClosed) {
                     // The reset the first such write provoked.
                     throw new IOException("Broken pipe");
                 }
-                if (p.closed) {
+                if (refuses) {
                     // As TCP: bytes to a closed peer are dropped (the peer answers with a reset, which fails the
                     // next write). A peer that only shut its input still takes them, unread, within its window.
-                    wroteAfterPeerClosed |= p.closed;
+                    wroteAfterPeerClosed = true;
                     for (int i = offset; i < offset + length; i++) {
                         n += srcs[i].remaining();
                         srcs[i].position(srcs[i].limit());

@@ -81,7 +81,11 @@ abstract class NioTestSupport {
 
     /** A connected pair {client, accepted}, both in blocking mode. */
     SocketChannel[] pair() throws IOException {
-        ServerSocketChannel server = server();
+        return pair(server());
+    }
+
+    /** A connected client and the channel {@code server} accepted for it: {client, accepted}. */
+    SocketChannel[] pair(ServerSocketChannel server) throws IOException {
         SocketChannel c = client();
         assertTrue(c.connect(server.getLocalAddress()));
         SocketChannel a = track(server.accept());

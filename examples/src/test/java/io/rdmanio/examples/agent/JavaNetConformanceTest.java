@@ -42,6 +42,8 @@ class JavaNetConformanceTest extends AbstractScenarioConformanceTest {
             "urgentData: inline false: read abcd, after shutdownOutput java.io.IOException: Broken pipe, after close "
                 + "java.net.SocketException: Socket closed; inline true: read abXcd, after shutdownOutput "
                 + "java.io.IOException: Broken pipe, after close java.net.SocketException: Socket closed; ",
+            "acceptedInheritsListenerOptions: accepted IP_TOS 32, TCP_KEEPIDLE 31; closed getTrafficClass "
+                + "java.net.SocketException: Socket closed",
             "nioClientToServerSocket: from nio / from net",
             "socketToNioServer: from net / from nio",
             "httpUrlConnection: 200 hello /a; 200 hello /b;",

@@ -59,6 +59,7 @@ public final class JavaNetScenarios {
         all.put("available", JavaNetScenarios::available);
         all.put("peerCloses", JavaNetScenarios::peerCloses);
         all.put("lingerZeroResets", JavaNetScenarios::lingerZeroResets);
+        all.put("closeWithUnreadBytes", JavaNetScenarios::closeWithUnreadBytes);
         all.put("afterClose", JavaNetScenarios::afterClose);
         all.put("streamsAfterShutdown", JavaNetScenarios::streamsAfterShutdown);
         all.put("addressesAfterClose", JavaNetScenarios::addressesAfterClose);
@@ -67,7 +68,9 @@ public final class JavaNetScenarios {
         all.put("bindInUse", JavaNetScenarios::bindInUse);
         all.put("boundBeforeConnect", JavaNetScenarios::boundBeforeConnect);
         all.put("optionSets", JavaNetScenarios::optionSets);
+        all.put("acceptedInheritsListenerOptions", JavaNetScenarios::acceptedInheritsListenerOptions);
         all.put("boundConnectRefused", JavaNetScenarios::boundConnectRefused);
+        all.put("connectAgainAfterRefused", JavaNetScenarios::connectAgainAfterRefused);
         all.put("urgentData", JavaNetScenarios::urgentData);
         all.put("nioClientToServerSocket", JavaNetScenarios::nioClientToServerSocket);
         all.put("socketToNioServer", JavaNetScenarios::socketToNioServer);
@@ -113,6 +116,36 @@ public final class JavaNetScenarios {
         CRC32 c = new CRC32();
         c.update(b);
         return c.getValue();
+    }
+
+    /**
+     * A socket closed with bytes unread: the JDK's shuts its output first, so its peer reads end of stream, and the
+     * reset that the unread bytes cause fails the peer's writes as a reset after a FIN does ("Broken pipe"), its
+     * reads still ending, where a bare reset would read "Connection reset".
+     */
+    static String closeWithUnreadBytes() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket s = accept(ss)) {
+            c.getOutputStream().write(new byte[1000]);
+            readExactly(s.getInputStream(), 1);
+            s.close();
+            InputStream in = c.getInputStream();
+            StringBuilder sb = new StringBuilder("reads");
+            for (int i = 0; i < 3; i++) {
+                sb.append(' ').append(in.read());
+            }
+            String write = "no failure";
+            long deadline = System.nanoTime() + GUARD_MILLIS * 1_000_000L;
+            try {
+                while (System.nanoTime() - deadline < 0) {
+                    c.getOutputStream().write(new byte[10]);
+                    Thread.sleep(1);
+                }
+            } catch (IOException e) {
+                // The JDK's carries no cause (a program walking the chain finds nothing more).
+                write = describe(e) + ", cause " + e.getCause();
+            }
+            return sb + "; a write then: " + write + "; a read then: " + in.read();
+        }
     }
 
     /** 1 MiB each way through a server thread that echoes, byte-exact. */
@@ -517,6 +550,34 @@ public final class JavaNetScenarios {
         }
     }
 
+    /**
+     * An unbound socket's refused connect (without and with a timeout), then a connect to a live listener: the
+     * failed connect closed the socket's implementation, so the second fails (JDK 17: "Socket closed" with
+     * {@code isClosed} still false; JDK 25: the socket itself closed).
+     */
+    static String connectAgainAfterRefused() throws Exception {
+        int port;
+        try (ServerSocket ss = server()) {
+            port = ss.getLocalPort();
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int timeout : new int[] {0, GUARD_MILLIS}) {
+            try (Socket s = new Socket(); ServerSocket live = server()) {
+                String first = ScenarioRunner.attempt(() -> {
+                    s.connect(new InetSocketAddress(LOOPBACK, port), timeout);
+                    return "connected";
+                }, "", e -> e.getClass().getName());
+                String again = ScenarioRunner.attempt(() -> {
+                    s.connect(new InetSocketAddress(LOOPBACK, live.getLocalPort()), GUARD_MILLIS);
+                    return "connected";
+                }, "", JavaNetScenarios::describe);
+                sb.append("timeout ").append(timeout > 0).append(": ").append(first).append(", closed ")
+                    .append(s.isClosed()).append("; again: ").append(again).append("; ");
+            }
+        }
+        return sb.toString();
+    }
+
     static String options() throws Exception {
         try (ServerSocket ss = server(); Socket c = new Socket()) {
             c.setTcpNoDelay(true);
@@ -784,6 +845,32 @@ public final class JavaNetScenarios {
                 return "server IP_TOS set before bind " + before + ", 255 reads " + rounded + ", 999 " + bad
                     + "; client " + names(c.supportedOptions()) + "; accepted " + names(a.supportedOptions())
                     + "; server " + names(ss.supportedOptions());
+            }
+        }
+    }
+
+    /**
+     * As Linux's accepted socket, a clone of its listener: the listener's IP_TOS and keep-alive time; and a closed
+     * socket's {@code getTrafficClass}, which {@code Socket} passes to its implementation unchecked ("Socket closed").
+     */
+    static String acceptedInheritsListenerOptions() throws Exception {
+        try (ServerSocket ss = new ServerSocket()) {
+            ss.setOption(StandardSocketOptions.IP_TOS, 0x20);
+            String idle = "unsupported";
+            boolean keepIdle = ss.supportedOptions().contains(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE);
+            if (keepIdle) {
+                ss.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE, 31);
+            }
+            ss.bind(new InetSocketAddress(LOOPBACK, 0));
+            ss.setSoTimeout(GUARD_MILLIS);
+            try (Socket c = connect(ss); Socket a = accept(ss)) {
+                if (keepIdle) {
+                    idle = String.valueOf(a.getOption(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE));
+                }
+                String tos = String.valueOf(a.getTrafficClass());
+                c.close();
+                return "accepted IP_TOS " + tos + ", TCP_KEEPIDLE " + idle + "; closed getTrafficClass "
+                    + ScenarioRunner.attempt(() -> String.valueOf(c.getTrafficClass()), "", JavaNetScenarios::describe);
             }
         }
     }

@@ -44,7 +44,7 @@ public final class SlowReaderMain {
                     }
                     Thread.sleep(20);
                 }
-                ByteBuffer in = ByteBuffer.allocate(1 << 20);
+                ByteBuffer in = ByteBuffer.allocate(args.length > 1 ? Integer.parseInt(args[1]) : 1 << 20);
                 int first = c.read(in);
                 System.out.println("first read " + first);
                 long total = Math.max(first, 0);

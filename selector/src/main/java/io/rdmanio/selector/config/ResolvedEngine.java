@@ -77,6 +77,16 @@ final class ResolvedEngine extends ForwardingEngine {
         }
 
         @Override
+        public void blockingWrite(boolean underWay) {
+            c.blockingWrite(underWay);
+        }
+
+        @Override
+        public boolean allPosted() {
+            return c.allPosted();
+        }
+
+        @Override
         public int available() throws IOException {
             return c.available();
         }

@@ -2,7 +2,9 @@ package io.rdmanio.selector.shm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.selector.RdmaSelectorProvider;
@@ -114,6 +116,100 @@ class ConnectParityTest {
                 assertNull(server.accept(), "nothing of the closed connect reaches the server");
             }
             assertTrue(c3.isConnected());
+        }
+    }
+
+    /**
+     * A connect to a port nobody listens on, blocking, non-blocking (finishConnect after the selector's OP_CONNECT)
+     * and through the socket adaptor: the JDK's exception and message, "Connection refused", on both; on shm the
+     * fabric's account of the refusal is its cause.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void aRefusedConnectSaysWhatTheJdkSays(String transport) throws Exception {
+        SelectorProvider p = transport.equals("tcp") ? SelectorProvider.provider() : shm.provider;
+        InetSocketAddress dead;
+        try (ServerSocketChannel gone = SelectorProvider.provider().openServerSocketChannel()) {
+            gone.bind(new InetSocketAddress("127.0.0.1", 0));
+            dead = (InetSocketAddress) gone.getLocalAddress();
+        }
+        java.util.List<Throwable> refusals = new java.util.ArrayList<>();
+        try (SocketChannel c = p.openSocketChannel()) {
+            refusals.add(assertThrows(java.net.ConnectException.class, () -> c.connect(dead)));
+            assertFalse(c.isOpen());
+        }
+        try (SocketChannel c = p.openSocketChannel(); java.nio.channels.Selector sel = p.openSelector()) {
+            c.configureBlocking(false);
+            assertFalse(c.connect(dead));
+            c.register(sel, java.nio.channels.SelectionKey.OP_CONNECT);
+            assertEquals(1, sel.select(20_000));
+            refusals.add(assertThrows(java.net.ConnectException.class, c::finishConnect));
+            assertFalse(c.isOpen());
+        }
+        try (SocketChannel c = p.openSocketChannel()) {
+            refusals.add(assertThrows(java.net.ConnectException.class, () -> c.socket().connect(dead, 20_000)));
+        }
+        for (Throwable e : refusals) {
+            assertEquals("Connection refused", e.getMessage());
+            if (transport.equals("tcp")) {
+                assertNull(e.getCause());
+            } else {
+                assertTrue(e.getCause() instanceof java.net.ConnectException, String.valueOf(e.getCause()));
+                assertTrue(e.getCause().getMessage().startsWith("Connection refused: no listener at " + dead),
+                    e.getCause().getMessage());
+            }
+        }
+    }
+
+    /**
+     * A blocking connect returns, and a non-blocking accept made at once finds the connection: the kernel queues it
+     * before the client's connect completes on loopback, and shm's listener side is established before its client's.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void aNonBlockingAcceptRightAfterAConnectFindsTheConnection(String transport) throws Exception {
+        SelectorProvider p = transport.equals("tcp") ? SelectorProvider.provider() : shm.provider;
+        try (ServerSocketChannel server = p.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            server.configureBlocking(false);
+            for (int i = 0; i < 30; i++) {
+                try (SocketChannel c = p.openSocketChannel()) {
+                    assertTrue(c.connect(server.getLocalAddress()));
+                    try (SocketChannel a = server.accept()) {
+                        assertNotNull(a, "round " + i + ": nothing to accept right after the connect returned");
+                        assertEquals(c.getLocalAddress(), a.getRemoteAddress());
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Under the rules that name the loopback (the README's), a server bound to the wildcard is reached at
+     * 127.0.0.1 and ::1 over the fabric, as the JDK's is over TCP; before, its bind stayed on TCP and the routed
+     * clients were refused.
+     */
+    @org.junit.jupiter.api.Test
+    void aWildcardServerIsReachedOverTheFabricUnderLoopbackRules() throws Exception {
+        io.rdmanio.selector.config.Rules rules = io.rdmanio.selector.config.Rules.parse("loopback.rules",
+            "bind 127.0.0.1 *\nconnect 127.0.0.1 *\n", InetAddress::getAllByName);
+        SelectorProvider p = new RdmaSelectorProvider(new RdmanioConfig(rules, (peer, listening) -> shm.engine,
+            "shm", null));
+        try (ServerSocketChannel server = p.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress(0));
+            int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
+            for (String host : new String[] {"127.0.0.1", "::1"}) {
+                try (SocketChannel c = p.openSocketChannel();
+                     SocketChannel a = connect(c, server, new InetSocketAddress(host, port))) {
+                    assertTrue(c.toString().contains("shm connected"), "over the fabric: " + c);
+                    c.write(ByteBuffer.wrap(new byte[] {5}));
+                    ByteBuffer one = ByteBuffer.allocate(1);
+                    while (one.hasRemaining()) {
+                        assertTrue(a.read(one) >= 0);
+                    }
+                    assertEquals(5, one.get(0));
+                }
+            }
         }
     }
 

@@ -227,12 +227,31 @@ public final class NioPeerMain {
                     say("FDS " + s.count());
                 }
                 return true;
+            case "fdlist":
+                say("FDLIST " + descriptorTargets());
+                return true;
             case "exit":
                 return false;
             default:
                 say("ERROR unknown command " + w[0]);
                 return true;
         }
+    }
+
+    /** What each open descriptor names (a file, a socket, a pipe, an anonymous inode), sorted, comma-separated. */
+    private static String descriptorTargets() throws IOException {
+        java.util.List<String> names = new java.util.ArrayList<>();
+        try (var s = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : (Iterable<Path>) s::iterator) {
+                try {
+                    names.add(Files.readSymbolicLink(fd).toString());
+                } catch (IOException e) {
+                    // the descriptor closed while listed (the listing's own among them)
+                }
+            }
+        }
+        java.util.Collections.sort(names);
+        return String.join(",", names);
     }
 
     /** Starts {@code n} non-blocking connects at once, finishes them through a selector and keeps them open. */

@@ -27,6 +27,10 @@ import java.util.concurrent.CountDownLatch;
  * hang           nothing: waits (at most ten minutes) to be killed
  * hang-unread    reads one byte of what the peer sends, then waits to be killed with the rest unread
  * halt           Runtime.halt(0) at once: no shutdown hook runs, the channel is left open
+ * nb-return      writes in non-blocking mode until writes take nothing for a second (what the connection holds,
+ *                its staging included), says {@code WROTE n} with the bytes taken, then returns from main
+ * small-hang     writes in blocking writes of 8 KiB, saying {@code RETURNED n} after each (n: the bytes of the
+ *                writes that returned), then waits (at most ten minutes) to be killed
  * linger0-exit   SO_LINGER 0 set before writing, then System.exit(0) with the channel open
  * unread-exit    reads one byte of what the peer sends, then System.exit(0) with the rest unread
  * exit-blocked   System.exit(0) while three threads are blocked: in a read of the connection (the peer sends
@@ -69,6 +73,31 @@ public final class WriterEndingMain {
                 }
             }, "writer-hook"));
         }
+        if (ending.equals("nb-return")) {
+            ch.configureBlocking(false);
+            long idleSince = System.nanoTime();
+            while (b.hasRemaining() && System.nanoTime() - idleSince < 1_000_000_000L) {
+                if (ch.write(b) > 0) {
+                    idleSince = System.nanoTime();
+                } else {
+                    Thread.sleep(5);
+                }
+            }
+            out.println("WROTE " + b.position());
+            out.flush();
+            return;
+        }
+        if (ending.equals("small-hang")) {
+            while (b.hasRemaining()) {
+                b.limit(Math.min(bytes, b.position() + 8192));
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+                out.println("RETURNED " + b.position());
+                out.flush();
+                b.limit(bytes);
+            }
+        }
         while (b.hasRemaining()) {
             ch.write(b);
         }
@@ -109,6 +138,7 @@ public final class WriterEndingMain {
                 exitBlocked(ch, out);
                 break;
             case "hang":
+            case "small-hang":
                 Thread.sleep(600_000);
                 System.exit(3);
                 break;

@@ -50,6 +50,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 class WriterEndingParityTest {
 
     private static final int MB3 = 3 << 20;
+    /**
+     * More than a reader that never reads holds (its ring and spill, 4 MiB), less than that and the writer's
+     * staging (2 MiB on shm) together: the write returns, and the exit finds bytes it cannot deliver.
+     */
+    private static final int MB5 = 5 << 20;
     /** Bytes per read of the slow reader, and how long it pauses after each (a reader slower than the writer). */
     private static final int READ_CHUNK = 32 << 10;
     private static final long READ_PAUSE_MILLIS = 3;
@@ -212,6 +217,77 @@ class WriterEndingParityTest {
     }
 
     /**
+     * SIGKILL of a writer blocked in one large write whose reader has not read yet: the write never returned, so
+     * nobody can say how much of it was accepted. The kernel sends what its socket held, then FIN: the reader gets
+     * a first part of the stream, then end of stream. The same on shm: bytes that write staged in the dead process
+     * are lost as the bytes the kernel had not taken yet are, and end of stream follows the bytes that left.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"tcp", "shm"})
+    void killedInABlockingWrite(String transport) throws Exception {
+        int bytes = 32 << 20;
+        byte[] expected = NioPeerMain.pattern(bytes, 5);
+        try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            try (Child writer = writer(transport, server, bytes, "hang");
+                 SocketChannel reader = server.accept()) {
+                // More than the reader and the writer hold between them: the write stays blocked until the kill.
+                Thread.sleep(2000);
+                assertFalse(writer.printed("WROTE"), "the write is still under way");
+                writer.kill();
+                long total = readPrefixToEnd(reader, expected);
+                System.out.println(transport + ": writer killed in a blocking write of " + bytes + " bytes; the"
+                    + " reader got " + total + ", then end of stream");
+                assertTrue(total > 0 && total < bytes, "a first part of the stream: " + total);
+                assertEquals(-1, reader.read(ByteBuffer.allocate(1)), "end of stream again");
+            }
+        }
+    }
+
+    /**
+     * A writer of small blocking writes (8 KiB) whose reader reads nothing until the writer is gone, killed
+     * (SIGKILL) or terminated (SIGTERM, its shutdown hooks run) once a write blocks: TCP's kernel delivers every
+     * byte of every write that returned (and perhaps some of the blocked one), then end of stream. The same on shm,
+     * where a blocking write returns only once its bytes have left the writer's process, never from its staging.
+     */
+    @ParameterizedTest(name = "{0}, writer JVM ended by {1}")
+    @CsvSource({"tcp, SIGKILL", "shm, SIGKILL", "tcp, SIGTERM", "shm, SIGTERM"})
+    void smallWritesThatReturnedAreDeliveredWhenTheWriterEnds(String transport, String signal) throws Exception {
+        int bytes = 32 << 20;
+        byte[] expected = NioPeerMain.pattern(bytes, 5);
+        try (ServerSocketChannel server = provider(transport).openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            try (Child writer = writer(transport, server, bytes, "small-hang");
+                 SocketChannel reader = server.accept()) {
+                // Until a write blocks: the count of returned bytes stays the same for a second.
+                writer.awaitPrinted("RETURNED");
+                long returned = writer.lastReturned();
+                long still = System.nanoTime();
+                long deadline = still + ShmNio.TIMEOUT_NANOS;
+                while (System.nanoTime() - still < TimeUnit.SECONDS.toNanos(1)) {
+                    assertTrue(System.nanoTime() - deadline < 0, "the writes never blocked: " + returned);
+                    Thread.sleep(100);
+                    long now = writer.lastReturned();
+                    if (now != returned) {
+                        returned = now;
+                        still = System.nanoTime();
+                    }
+                }
+                assertTrue(returned < bytes, "a write is blocked: " + returned);
+                if (signal.equals("SIGKILL")) {
+                    writer.kill();
+                } else {
+                    writer.terminate();
+                }
+                long total = readPrefixToEnd(reader, expected);
+                System.out.println(transport + ": writer of 8 KiB writes ended by " + signal + " with " + returned
+                    + " bytes returned; the reader got " + total + ", then end of stream");
+                assertTrue(total >= returned, "every byte of the writes that returned: " + total + " of " + returned);
+            }
+        }
+    }
+
+    /**
      * A process that dies (SIGKILL, {@code Runtime.halt}) with nothing of the connection left unsent or unread: the
      * kernel closes its TCP socket with a FIN, so the survivor reads every byte, then end of stream, and its first
      * write after that is accepted, a later one fails; the same on shm, where the dead process's last published
@@ -318,21 +394,23 @@ class WriterEndingParityTest {
 
     /**
      * The exit's wait is bounded: a writer JVM whose reader never reads exits after {@code rdmanio.lingerMillis}
-     * without progress, and the reader then reads what had reached its ring, then the reset.
+     * without progress, and the reader then reads what had reached it (its ring and spill), then the reset. The
+     * writer is non-blocking: its writes return once staged (a blocking write returns only once its bytes left,
+     * and one that cannot blocks, as on TCP), so bytes accepted and never sent remain at exit.
      */
     @Test
     void exitWithANeverReadingPeerEndsAfterTheLingerBound() throws Exception {
         try (ServerSocketChannel server = shm.provider.openServerSocketChannel()) {
             server.bind(new InetSocketAddress("127.0.0.1", 0));
             List<String> args = List.of(
-                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(MB3),
-                "return");
+                Integer.toString(((InetSocketAddress) server.getLocalAddress()).getPort()), Integer.toString(MB5),
+                "nb-return");
             try (Child writer = Child.onShm(shm.dir, PeerJvm.rules(tmp), List.of("-Drdmanio.lingerMillis=500"),
                     args);
                  SocketChannel reader = server.accept()) {
                 assertEquals(0, writer.awaitExit(), "the writer's exit status; it printed: " + writer.output());
-                byte[] expected = NioPeerMain.pattern(MB3, 5);
-                ByteBuffer in = ByteBuffer.allocate(MB3);
+                byte[] expected = NioPeerMain.pattern(MB5, 5);
+                ByteBuffer in = ByteBuffer.allocate(MB5);
                 IOException e = assertThrows(IOException.class, () -> {
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS);
                     while (System.nanoTime() - deadline < 0) {
@@ -341,7 +419,7 @@ class WriterEndingParityTest {
                         }
                     }
                 }, "the unread rest was given up: a reset after the bytes that had arrived");
-                assertTrue(in.position() > 0 && in.position() < MB3, "bytes before the reset: " + in.position());
+                assertTrue(in.position() > 0 && in.position() < MB5, "bytes before the reset: " + in.position());
                 assertEquals(NioPeerMain.crc(expected, 0, in.position()),
                     NioPeerMain.crc(in.array(), 0, in.position()), "the bytes read are the stream's first ones");
                 System.out.println("never-reading peer: the writer exited after its linger bound; the reader got "
@@ -354,6 +432,26 @@ class WriterEndingParityTest {
      * The reader's side of the scenario: reads slowly (small reads with a pause after each) until end of stream;
      * every byte must arrive, in order, then -1.
      */
+    /**
+     * Reads {@code reader} to its end of stream (a failure fails the test), checks that what came is the first part
+     * of {@code expected}, in order, and returns its length.
+     */
+    private static long readPrefixToEnd(SocketChannel reader, byte[] expected) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(READ_CHUNK);
+        CRC32 crc = new CRC32();
+        long total = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ShmNio.TIMEOUT_SECONDS * 3);
+        int n;
+        while ((n = reader.read(b.clear())) >= 0) {
+            assertTrue(System.nanoTime() - deadline < 0, "no end in time; read " + total);
+            crc.update(b.array(), 0, n);
+            total += n;
+        }
+        assertEquals(NioPeerMain.crc(expected, 0, (int) total), crc.getValue(), "the bytes read are the stream's "
+            + "first " + total + ", in order");
+        return total;
+    }
+
     private static void readSlowly(SocketChannel ch, byte[] expected, Child writer) throws Exception {
         ByteBuffer b = ByteBuffer.allocate(READ_CHUNK);
         CRC32 crc = new CRC32();
@@ -447,6 +545,26 @@ class WriterEndingParityTest {
             process.destroyForcibly();
             if (!process.waitFor(ShmNio.TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 fail("a killed writer did not exit in time");
+            }
+        }
+
+        /** SIGTERM: the JVM runs its shutdown hooks, then exits. */
+        void terminate() throws InterruptedException {
+            process.destroy();
+            if (!process.waitFor(ShmNio.TIMEOUT_SECONDS * 3, TimeUnit.SECONDS)) {
+                fail("a terminated writer did not exit in time; it printed: " + output());
+            }
+        }
+
+        /** The last {@code RETURNED n} the writer said, 0 before the first. */
+        long lastReturned() {
+            synchronized (seen) {
+                for (int i = seen.size() - 1; i >= 0; i--) {
+                    if (seen.get(i).startsWith("RETURNED ")) {
+                        return Long.parseLong(seen.get(i).substring(9));
+                    }
+                }
+                return 0;
             }
         }
 
