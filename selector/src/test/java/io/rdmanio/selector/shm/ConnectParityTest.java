@@ -185,6 +185,41 @@ class ConnectParityTest {
     }
 
     /**
+     * A server that accepts and at once closes: each blocking connect succeeds, and the client then reads the end
+     * of the stream, as over TCP. Over shm the listener's DISCONNECT could reach the client before the message that
+     * completes its connect (UP), which then failed "Connection refused" for a connection the server had accepted.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void aConnectToAServerThatAcceptsAndClosesAtOnceSucceeds(String transport) throws Exception {
+        SelectorProvider p = transport.equals("tcp") ? SelectorProvider.provider() : shm.provider;
+        int rounds = 40;
+        try (ServerSocketChannel server = p.openServerSocketChannel()) {
+            server.bind(new InetSocketAddress("127.0.0.1", 0));
+            Thread acceptor = new Thread(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    try (SocketChannel a = server.accept()) {
+                        // closed at once
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            }, "acceptor");
+            acceptor.start();
+            try {
+                for (int i = 0; i < rounds; i++) {
+                    try (SocketChannel c = p.openSocketChannel()) {
+                        assertTrue(c.connect(server.getLocalAddress()), "round " + i);
+                        assertEquals(-1, c.read(ByteBuffer.allocate(8)), "round " + i + ": the end of the stream");
+                    }
+                }
+            } finally {
+                acceptor.join(10_000);
+            }
+        }
+    }
+
+    /**
      * Under the rules that name the loopback (the README's), a server bound to the wildcard is reached at
      * 127.0.0.1 and ::1 over the fabric, as the JDK's is over TCP; before, its bind stayed on TCP and the routed
      * clients were refused.

@@ -871,10 +871,13 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             state = CONNECTED;
             l = link;
         }
-        channel.post(new CmEvent(CmEvent.Type.ESTABLISHED, this, null, EMPTY, null));
+        // UP before this side is established: the application can accept and close the connection as soon as
+        // ESTABLISHED is posted, and its DISCONNECT must follow UP on the link, so that the client's connect
+        // succeeds and then meets the end of the connection, as over TCP, instead of being refused.
         if (l != null) {
             l.trySend(ShmLink.UP, EMPTY);
         }
+        channel.post(new CmEvent(CmEvent.Type.ESTABLISHED, this, null, EMPTY, null));
     }
 
     /** Active side: the listener's side is established; so is this one (unless it failed meanwhile). */
