@@ -95,19 +95,19 @@ public class RdmaSelectorProvider extends SelectorProvider {
 
     @Override
     public ServerSocketChannel openServerSocketChannel() throws IOException {
-        return new RdmaServerSocketChannel(this);
+        return new RdmaServerSocketChannel(this, null);
     }
 
     @Override
     public SocketChannel openSocketChannel() throws IOException {
-        return RdmaSocketChannel.open(this);
+        return RdmaSocketChannel.open(this, null);
     }
 
     @Override
     public SocketChannel openSocketChannel(ProtocolFamily family) throws IOException {
         Objects.requireNonNull(family, "'family' is null");
         if (family == StandardProtocolFamily.INET || family == StandardProtocolFamily.INET6) {
-            return RdmaSocketChannel.open(this);
+            return RdmaSocketChannel.open(this, family);
         }
         // Unix-domain sockets are never routed: the JDK's own channel serves them.
         return jdk.openSocketChannel(family);
@@ -117,7 +117,7 @@ public class RdmaSelectorProvider extends SelectorProvider {
     public ServerSocketChannel openServerSocketChannel(ProtocolFamily family) throws IOException {
         Objects.requireNonNull(family, "'family' is null");
         if (family == StandardProtocolFamily.INET || family == StandardProtocolFamily.INET6) {
-            return new RdmaServerSocketChannel(this);
+            return new RdmaServerSocketChannel(this, family);
         }
         return jdk.openServerSocketChannel(family);
     }

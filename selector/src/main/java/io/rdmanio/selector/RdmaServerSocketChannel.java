@@ -12,11 +12,14 @@ import io.rdmanio.selector.config.Route;
 import io.rdmanio.selector.config.RouteStats;
 import java.io.IOException;
 import java.net.BindException;
+import java.net.Inet4Address;
 import java.net.InetSocketAddress;
+import java.net.ProtocolFamily;
 import java.net.ServerSocket;
 import java.net.SocketAddress;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
+import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.nio.channels.AlreadyBoundException;
 import java.nio.channels.AsynchronousCloseException;
@@ -58,6 +61,11 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     private final ReentrantLock acceptLock = new ReentrantLock();
     /** The blocking mode as {@link #implConfigureBlocking} last set it (under the accept lock). */
     private volatile boolean blockingMode = true;
+    /**
+     * The family the channel was opened with, or null for the JDK's default; its kernel sockets and the channels
+     * it accepts are of it ({@code INET}: IPv4 addresses only, as the JDK's).
+     */
+    private final ProtocolFamily family;
     private final Object stateLock = new Object();
 
     // -- written under the state lock, read anywhere
@@ -86,9 +94,10 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
     private ServerSocket socket;
 
-    RdmaServerSocketChannel(RdmaSelectorProvider provider) {
+    RdmaServerSocketChannel(RdmaSelectorProvider provider, ProtocolFamily family) {
         super(provider);
         this.rdma = provider;
+        this.family = family;
     }
 
     @Override
@@ -165,24 +174,28 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
 
     @Override
     public ServerSocketChannel bind(SocketAddress local, int backlog) throws IOException {
-        InetSocketAddress isa;
-        if (local == null) {
-            isa = new InetSocketAddress(0);
-        } else {
-            if (!(local instanceof InetSocketAddress)) {
-                throw new UnsupportedAddressTypeException();
-            }
-            isa = (InetSocketAddress) local;
-            if (isa.isUnresolved()) {
-                throw new UnresolvedAddressException();
-            }
-        }
         acceptLock.lock();
         try {
             synchronized (stateLock) {
                 ensureOpen();
                 if (route != ROUTE_NONE) {
                     throw new AlreadyBoundException();
+                }
+            }
+            // As the JDK's: the address is looked at once the channel is known open and unbound.
+            InetSocketAddress isa;
+            if (local == null) {
+                isa = new InetSocketAddress(0);
+            } else {
+                if (!(local instanceof InetSocketAddress)) {
+                    throw new UnsupportedAddressTypeException();
+                }
+                isa = (InetSocketAddress) local;
+                if (isa.isUnresolved()) {
+                    throw new UnresolvedAddressException();
+                }
+                if (family == StandardProtocolFamily.INET && !(isa.getAddress() instanceof Inet4Address)) {
+                    throw new UnsupportedAddressTypeException();
                 }
             }
             Route r = RouteStats.bind(isa, rdma.config().router().forBind(isa));
@@ -274,7 +287,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
      */
     private SocketChannel holdPort(InetSocketAddress isa) throws IOException {
         for (boolean reuse : new boolean[] {false, true}) {
-            SocketChannel hold = rdma.jdk().openSocketChannel();
+            SocketChannel hold = (family == null ? rdma.jdk().openSocketChannel() : rdma.jdk().openSocketChannel(family));
             try {
                 hold.setOption(StandardSocketOptions.SO_REUSEADDR, reuse);
                 hold.bind(isa);
@@ -293,7 +306,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
     }
 
     private void bindDelegate(InetSocketAddress isa, int backlog) throws IOException {
-        ServerSocketChannel d = rdma.jdk().openServerSocketChannel();
+        ServerSocketChannel d = (family == null ? rdma.jdk().openServerSocketChannel() : rdma.jdk().openServerSocketChannel(family));
         try {
             synchronized (stateLock) {
                 for (Map.Entry<SocketOption<?>, Object> e : options.entrySet()) {
@@ -331,7 +344,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
      * connection, and a blocking accept waits on both through a private selector.
      */
     private void bindBoth(InetSocketAddress isa, int backlog, boolean tcpWithoutFabric) throws IOException {
-        ServerSocketChannel d = rdma.jdk().openServerSocketChannel();
+        ServerSocketChannel d = (family == null ? rdma.jdk().openServerSocketChannel() : rdma.jdk().openServerSocketChannel(family));
         Listener l;
         try {
             synchronized (stateLock) {
@@ -386,7 +399,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                 close();
                 throw e;
             }
-            return new RdmaSocketChannel(rdma, accepted);
+            return new RdmaSocketChannel(rdma, family, accepted);
         }
         return implAccept(timeoutNanos == 0 ? Long.MAX_VALUE : timeoutNanos);
     }
@@ -411,7 +424,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                 }
                 throw e;
             }
-            return accepted == null ? null : new RdmaSocketChannel(rdma, accepted);
+            return accepted == null ? null : new RdmaSocketChannel(rdma, family, accepted);
         }
         acceptLock.lock();
         try {
@@ -427,7 +440,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             }
             if (nanos == 0) {
                 Connection c = l.accept();
-                return c == null ? null : new RdmaSocketChannel(rdma, c, inheritedOptions(), inheritedShown());
+                return c == null ? null : new RdmaSocketChannel(rdma, family, c, inheritedOptions(), inheritedShown());
             }
             // As the JDK: a blocking accept is inside begin()/end() from its first attempt, so an interrupt
             // pending before the call closes the channel too.
@@ -493,7 +506,7 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
             if (c == null) {
                 throw new AsynchronousCloseException();
             }
-            return new RdmaSocketChannel(rdma, c, inheritedOptions(), inheritedShown());
+            return new RdmaSocketChannel(rdma, family, c, inheritedOptions(), inheritedShown());
         } finally {
             acceptLock.unlock();
         }
@@ -514,12 +527,12 @@ final class RdmaServerSocketChannel extends ServerSocketChannel implements Route
                         throw e;
                     }
                     if (a != null) {
-                        return new RdmaSocketChannel(rdma, a);
+                        return new RdmaSocketChannel(rdma, family, a);
                     }
                 } else {
                     Connection c = l.accept();
                     if (c != null) {
-                        return new RdmaSocketChannel(rdma, c, inheritedOptions(), inheritedShown());
+                        return new RdmaSocketChannel(rdma, family, c, inheritedOptions(), inheritedShown());
                     }
                 }
             }

@@ -13,14 +13,17 @@ import io.rdmanio.selector.config.RouteStats;
 import io.rdmanio.selector.config.RunStats;
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ProtocolFamily;
 import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketException;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
+import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyBoundException;
@@ -98,6 +101,12 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     /** The address {@link #boundHolder} is bound to (state lock). */
     private InetSocketAddress boundAddress;
     private volatile Connection connection;
+    /**
+     * The family the channel was opened with ({@code SelectorProvider.openSocketChannel(ProtocolFamily)}), or null
+     * for the JDK's default. {@code INET} takes IPv4 addresses only, as the JDK's: its kernel sockets are opened in
+     * that family, so a bind finds the address as theirs does.
+     */
+    private final ProtocolFamily family;
     /** Closed while a selector held it: the connection whose close waits for its last key to go (stateLock). */
     private Connection deferredClose;
     private volatile int state;
@@ -122,9 +131,10 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     private final List<RdmaSelectionKey> keys = new ArrayList<>(2);
     private Socket socket;
 
-    RdmaSocketChannel(RdmaSelectorProvider provider) {
+    RdmaSocketChannel(RdmaSelectorProvider provider, ProtocolFamily family) {
         super(provider);
         this.rdma = provider;
+        this.family = family;
     }
 
     /**
@@ -133,14 +143,15 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
      * exported (see {@link #getFD}), so a JVM started without the export reaches the provider's own error naming
      * the flag instead of an {@link IllegalAccessError}.
      */
-    static SocketChannel open(RdmaSelectorProvider provider) {
-        return new RdmaSocketChannel(provider);
+    static SocketChannel open(RdmaSelectorProvider provider, ProtocolFamily family) {
+        return new RdmaSocketChannel(provider, family);
     }
 
     /** An accepted TCP connection. */
-    RdmaSocketChannel(RdmaSelectorProvider provider, SocketChannel accepted) {
+    RdmaSocketChannel(RdmaSelectorProvider provider, ProtocolFamily family, SocketChannel accepted) {
         super(provider);
         this.rdma = provider;
+        this.family = family;
         this.delegate = accepted;
         this.route = ROUTE_DELEGATE;
         this.state = ST_CONNECTED;
@@ -149,10 +160,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     }
 
     /** An accepted fabric connection. */
-    RdmaSocketChannel(RdmaSelectorProvider provider, Connection accepted, Map<SocketOption<?>, Object> inherited,
-                      Map<SocketOption<?>, Object> inheritedShown) {
+    RdmaSocketChannel(RdmaSelectorProvider provider, ProtocolFamily family, Connection accepted,
+                      Map<SocketOption<?>, Object> inherited, Map<SocketOption<?>, Object> inheritedShown) {
         super(provider);
         this.rdma = provider;
+        this.family = family;
         this.connection = accepted;
         this.route = ROUTE_FABRIC;
         this.state = ST_CONNECTED;
@@ -385,7 +397,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                 return d;
             }
             Closeable held = boundHolder;
-            d = held instanceof SocketChannel ? (SocketChannel) held : rdma.jdk().openSocketChannel();
+            d = held instanceof SocketChannel ? (SocketChannel) held : openJdkChannel();
             try {
                 replayOptions(d);
                 d.configureBlocking(blockingMode);
@@ -416,6 +428,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     @SuppressWarnings("unchecked")
     private static <T> void setDelegateOption(SocketChannel d, SocketOption<T> name, Object value) throws IOException {
         d.setOption(name, (T) value);
+    }
+
+    /** A JDK channel of this one's family, for TCP or to hold a port. */
+    private SocketChannel openJdkChannel() throws IOException {
+        return family == null ? rdma.jdk().openSocketChannel() : rdma.jdk().openSocketChannel(family);
     }
 
     // ------------------------------------------------------------------ checks
@@ -449,7 +466,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         }
     }
 
-    private static InetSocketAddress checkRemote(SocketAddress sa) {
+    private InetSocketAddress checkRemote(SocketAddress sa) {
         Objects.requireNonNull(sa); // as the JDK's: no message
         if (!(sa instanceof InetSocketAddress)) {
             throw new UnsupportedAddressTypeException();
@@ -457,6 +474,9 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         InetSocketAddress isa = (InetSocketAddress) sa;
         if (isa.isUnresolved()) {
             throw new UnresolvedAddressException();
+        }
+        if (family == StandardProtocolFamily.INET && !(isa.getAddress() instanceof Inet4Address)) {
+            throw new UnsupportedAddressTypeException();
         }
         if (isa.getAddress().isAnyLocalAddress()) {
             // As the JDK's channel: connecting to the wildcard address means the loopback address of its family
@@ -548,7 +568,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
      * port) and keeps it until connect routes: routing is decided at connect for a bound channel too.
      */
     private void bindHolder(SocketAddress local) throws IOException {
-        SocketChannel h = rdma.jdk().openSocketChannel();
+        SocketChannel h = openJdkChannel();
         try {
             synchronized (stateLock) {
                 replayOptions(h);

@@ -24,7 +24,9 @@ import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
+import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
+import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.channels.AlreadyConnectedException;
@@ -2463,6 +2465,53 @@ public abstract class AbstractNioConformanceTest extends NioTestSupport {
     }
 
     private List<String> expected;
+
+    /**
+     * Channels opened for a protocol family ({@code SelectorProvider.openSocketChannel(ProtocolFamily)}, as Netty
+     * opens them when given one) take that family's addresses as the JDK's: an {@code INET} channel refuses an IPv6
+     * address to bind or connect to, and its wildcard is {@code 0.0.0.0}; an {@code INET6} one binds to {@code ::1}.
+     * A server's bind looks at the address only once it knows the channel open and unbound, as the JDK's. An
+     * {@code INET} client and server connect, each end naming IPv4 addresses.
+     */
+    @Test
+    void channelsOfAFamilyTakeItsAddressesAsTheJdks() throws Exception {
+        InetSocketAddress v6 = new InetSocketAddress(InetAddress.getByName("::1"), 0);
+        List<List<String>> runs = new ArrayList<>();
+        for (SelectorProvider p : List.of(SelectorProvider.provider(), provider())) {
+            List<String> got = new ArrayList<>();
+            for (StandardProtocolFamily f : List.of(StandardProtocolFamily.INET, StandardProtocolFamily.INET6)) {
+                got.add(f + " bind null " + outcome(() -> portless(track(p.openSocketChannel(f)).bind(null)
+                    .getLocalAddress())));
+                got.add(f + " bind ::1 " + outcome(() -> portless(track(p.openSocketChannel(f)).bind(v6)
+                    .getLocalAddress())));
+                got.add(f + " server bind null " + outcome(() -> portless(track(p.openServerSocketChannel(f))
+                    .bind(null).getLocalAddress())));
+                got.add(f + " server bind ::1 " + outcome(() -> portless(track(p.openServerSocketChannel(f))
+                    .bind(v6).getLocalAddress())));
+            }
+            got.add("INET connect ::1 " + outcome(() -> track(p.openSocketChannel(StandardProtocolFamily.INET))
+                .connect(new InetSocketAddress(v6.getAddress(), 1))));
+            ServerSocketChannel closed = p.openServerSocketChannel();
+            closed.close();
+            got.add("closed server bind unix " + outcome(() -> closed.bind(UnixDomainSocketAddress.of("x"))));
+            ServerSocketChannel bound = track(p.openServerSocketChannel()).bind(new InetSocketAddress(address(), 0));
+            got.add("bound server bind unresolved " + outcome(() -> bound.bind(
+                InetSocketAddress.createUnresolved("localhost", 1))));
+            ServerSocketChannel server = track(p.openServerSocketChannel(StandardProtocolFamily.INET))
+                .bind(new InetSocketAddress(address(), 0));
+            SocketChannel client = track(p.openSocketChannel(StandardProtocolFamily.INET));
+            client.connect(server.getLocalAddress());
+            SocketChannel accepted = track(server.accept());
+            got.add("INET pair " + portless(client.getLocalAddress()) + " " + portless(accepted.getRemoteAddress())
+                + " " + portless(accepted.getLocalAddress()) + " " + outcome(() -> accepted.connect(v6)));
+            runs.add(got);
+        }
+        assertEquals(runs.get(0), runs.get(1), "the JDK's TCP, then " + provider());
+    }
+
+    private static String portless(SocketAddress a) {
+        return a.toString().replaceAll(":[0-9]+$", ":port");
+    }
 
     /**
      * The socket adaptors' options as the JDK's: a negative linger with {@code on} is the channel's "off", an
