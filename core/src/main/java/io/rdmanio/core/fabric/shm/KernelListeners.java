@@ -2,6 +2,8 @@ package io.rdmanio.core.fabric.shm;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,6 +14,12 @@ import java.util.List;
  * {@code /proc/net/tcp6}: a refused shm connect uses it to say that the server it looked for listens on TCP
  * instead (most often a server bound to the wildcard address, which a rule naming one address does not route).
  * Only on the refusal path; never fails (an unreadable table answers "not known").
+ *
+ * <p>The kernel renders the whole table for each read: 15 ms on a host with a few thousand sockets, so a refused
+ * connect was 500 times slower than TCP's. The tables are read only when a cheap look says a socket holds the
+ * port: a kernel socket bound to the wildcard address and the port with {@code SO_REUSEADDR} (bound, never
+ * listening), which Linux refuses only while another socket listens on that port, at any address, or holds it
+ * without that option. A free port (the common refusal: nothing serves there) answers at once.
  *
  * <pre>
  *   sl  local_address                         rem_address  st ...
@@ -32,7 +40,22 @@ final class KernelListeners {
      * (or the tables cannot be read).
      */
     static String tcpListenerHint(InetSocketAddress target) {
+        if (target.getPort() == 0 || portIsFree(target.getPort())) {
+            return null;
+        }
         return hint(target.getPort(), read(Path.of("/proc/net/tcp")), read(Path.of("/proc/net/tcp6")));
+    }
+
+    /** True when no kernel socket listens on {@code port} (nor holds it exclusively); false when one may. */
+    private static boolean portIsFree(int port) {
+        try (SocketChannel probe = ShmWatcher.jdkProvider().openSocketChannel()) {
+            probe.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            probe.bind(new InetSocketAddress(port));
+            return true;
+        } catch (IOException | RuntimeException e) {
+            // In use (a listener, or a socket bound without SO_REUSEADDR), or not known: the tables tell.
+            return false;
+        }
     }
 
     static String hint(int port, List<String> tcp, List<String> tcp6) {

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -40,5 +42,28 @@ class KernelListenersTest {
             assertNotNull(hint, "this JVM's own wildcard listener");
             assertTrue(hint.contains("wildcard"), hint);
         }
+    }
+
+    /**
+     * The cheap look before the tables (a bind with {@code SO_REUSEADDR}) still finds a listener bound to one
+     * address, and a port nobody holds has no hint; a port held by a connection, which that look cannot tell from
+     * a listener, is read from the tables and has none either.
+     */
+    @Test
+    void findsAListenerOnOneAddressAndNoneOnAFreePort() throws Exception {
+        int free;
+        try (ServerSocketChannel s = ServerSocketChannel.open()) {
+            s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            free = ((InetSocketAddress) s.getLocalAddress()).getPort();
+            String hint = KernelListeners.tcpListenerHint((InetSocketAddress) s.getLocalAddress());
+            assertNotNull(hint, "a listener on 127.0.0.1");
+            assertTrue(hint.contains("an interface's address"), hint);
+            try (SocketChannel c = SocketChannel.open(s.getLocalAddress()); SocketChannel a = s.accept()) {
+                assertNull(KernelListeners.tcpListenerHint((InetSocketAddress) c.getLocalAddress()),
+                    "a connected client's port");
+            }
+        }
+        assertNull(KernelListeners.tcpListenerHint(new InetSocketAddress(InetAddress.getLoopbackAddress(), free)),
+            "the port of a listener that closed");
     }
 }
