@@ -110,6 +110,8 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
     /** Closed while a selector held it: the connection whose close waits for its last key to go (stateLock). */
     private Connection deferredClose;
     private volatile int state;
+    /** The fabric connection was established (accepted, or a connect completed); its address is then this end's. */
+    private volatile boolean established;
     private volatile boolean inputShutdown;
     private volatile boolean outputShutdown;
     /** The body of a java.net Socket: interrupts as java.net's ({@link #actAsJavaNetSocket}). */
@@ -168,6 +170,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
         this.connection = accepted;
         this.route = ROUTE_FABRIC;
         this.state = ST_CONNECTED;
+        this.established = true;
         this.remoteAddress = withoutHostName(accepted.remoteAddress());
         this.counted = true;
         this.options.putAll(inherited);
@@ -762,6 +765,7 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
                     if (state == ST_PENDING) {
                         state = ST_CONNECTED;
                     }
+                    established = true;
                     fallbackToTcp = false;
                     fallbackDeadline = 0;
                 }
@@ -1053,9 +1057,11 @@ final class RdmaSocketChannel extends SocketChannel implements RoutedChannel {
             return (InetSocketAddress) d.socket().getLocalSocketAddress();
         }
         Connection c = connection;
-        if (c != null && state != ST_PENDING) {
+        if (c != null && established) {
             return withoutHostName(c.localAddress());
         }
+        // Pending, or a connect that failed: as the JDK's, whose channel learns its address only when the connect
+        // completes, the address of an explicit bind or none (a refused channel is not bound).
         synchronized (stateLock) {
             return boundAddress;
         }

@@ -137,6 +137,7 @@ class ConnectParityTest {
         try (SocketChannel c = p.openSocketChannel()) {
             refusals.add(assertThrows(java.net.ConnectException.class, () -> c.connect(dead)));
             assertFalse(c.isOpen());
+            assertNotBound(c);
         }
         try (SocketChannel c = p.openSocketChannel(); java.nio.channels.Selector sel = p.openSelector()) {
             c.configureBlocking(false);
@@ -145,9 +146,11 @@ class ConnectParityTest {
             assertEquals(1, sel.select(20_000));
             refusals.add(assertThrows(java.net.ConnectException.class, c::finishConnect));
             assertFalse(c.isOpen());
+            assertNotBound(c);
         }
         try (SocketChannel c = p.openSocketChannel()) {
             refusals.add(assertThrows(java.net.ConnectException.class, () -> c.socket().connect(dead, 20_000)));
+            assertNotBound(c);
         }
         for (Throwable e : refusals) {
             assertEquals("Connection refused", e.getMessage());
@@ -159,6 +162,17 @@ class ConnectParityTest {
                     e.getCause().getMessage());
             }
         }
+    }
+
+    /**
+     * A channel whose connect failed was never bound, as the JDK's, which learns its address only when a connect
+     * completes: its socket is not bound and has no local port or address (before, a refused shm connect left the
+     * address the fabric had connected from).
+     */
+    private static void assertNotBound(SocketChannel c) {
+        assertFalse(c.socket().isBound(), "bound after a refused connect");
+        assertEquals(-1, c.socket().getLocalPort());
+        assertNull(c.socket().getLocalSocketAddress());
     }
 
     /**
