@@ -796,6 +796,9 @@ final class RoutingSocketImpl extends SocketImpl {
      * socket is closed (the JDK keeps that for compatibility with its older implementation).
      */
     private static final class RoutedInput extends InputStream {
+        /** The most one read takes, as the JDK's socket reads ({@code NioSocketImpl}: 128 KiB). */
+        private static final int MAX_READ = 128 * 1024;
+
         private final InputStream in;
         private final RoutingSocketImpl impl;
 
@@ -826,7 +829,7 @@ final class RoutingSocketImpl extends SocketImpl {
                 return -1;
             }
             try {
-                return atEnd(in.read(b, off, len));
+                return atEnd(in.read(b, off, Math.min(len, MAX_READ)));
             } catch (IOException e) {
                 throw streamFailure(e);
             }

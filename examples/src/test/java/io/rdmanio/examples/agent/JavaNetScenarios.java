@@ -57,6 +57,7 @@ public final class JavaNetScenarios {
         all.put("serverOptions", JavaNetScenarios::serverOptions);
         all.put("addresses", JavaNetScenarios::addresses);
         all.put("available", JavaNetScenarios::available);
+        all.put("largeRead", JavaNetScenarios::largeRead);
         all.put("peerCloses", JavaNetScenarios::peerCloses);
         all.put("lingerZeroResets", JavaNetScenarios::lingerZeroResets);
         all.put("closeWithUnreadBytes", JavaNetScenarios::closeWithUnreadBytes);
@@ -633,6 +634,25 @@ public final class JavaNetScenarios {
             }
             c.getInputStream().readNBytes(2);
             return "before " + before + ", after " + n + ", after reading 2: " + c.getInputStream().available();
+        }
+    }
+
+    /**
+     * One read into a large array takes at most 128 KiB, as the JDK's socket reads, however much has arrived (how
+     * much the kernel's TCP holds unread depends on its buffer tuning, so the reader waits, bounded, for more than
+     * that to be readable, and the read is checked against the limit).
+     */
+    static String largeRead() throws Exception {
+        try (ServerSocket ss = server(); Socket c = connect(ss); Socket a = accept(ss)) {
+            int sent = 300_000;
+            a.getOutputStream().write(new byte[sent]);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+            while (c.getInputStream().available() <= 128 * 1024 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            int read = c.getInputStream().read(new byte[1 << 20]);
+            int total = read + c.getInputStream().readNBytes(sent - read).length;
+            return "one read at most 128 KiB " + (read > 0 && read <= 128 * 1024) + ", all read " + (total == sent);
         }
     }
 
