@@ -69,6 +69,8 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
      * of the accepting side's ring arena since 2, a file per connection in 1).
      */
     static final int VERSION = 3;
+    /** How {@link ShmLink} names a message it could not take, in the cause it gives {@link #endOfFile}. */
+    static final String BAD_MESSAGE = "bad message from the peer: ";
 
     private static final int IDLE = 0;
     private static final int BOUND = 1;
@@ -689,43 +691,113 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
         }
     }
 
-    /** Listener: a request arrived on an accepted socket. */
+    /**
+     * Listener: a request arrived on an accepted socket. A request that cannot be read (cut short, an address that
+     * is not an IP literal, a port out of range, another listener's address) is refused with the reason, as is one
+     * of another protocol; the peer's addresses are never looked up by name (this is the watcher thread).
+     */
     private void onRequest(ShmLink from, ByteBuffer b) {
-        String refusal = null;
-        if (b.getInt() != MAGIC || b.getInt() != VERSION) {
-            refusal = "connection refused: the peer speaks another shm protocol version (expected " + VERSION + ")";
+        boolean answered;
+        synchronized (this) {
+            answered = listener != null;
         }
+        if (answered) {
+            // A second REQUEST on a connection whose first is being answered: that connection fails, alone.
+            String why = "connection refused: a second request on one connection";
+            LOG.log(System.Logger.Level.DEBUG, why + " from " + remote);
+            from.trySend(ShmLink.REJECT, rejectBody(why, EMPTY));
+            endOfFile(from, BAD_MESSAGE + "a second request on one connection");
+            return;
+        }
+        String refusal = null;
         ShmCmId child = null;
         ByteBuffer data = EMPTY;
-        if (refusal == null) {
-            String bootId = ShmLink.getString(b);
-            long dev = b.getLong();
-            long ino = b.getLong();
-            int peerUid = b.getInt();
-            refusal = hostMismatch(bootId, dev, ino);
-            if (refusal != null) {
-                refusal = "connection refused: " + refusal;
-            } else if (peerUid != fabric.uid) {
-                refusal = userRefusal(fabric.uid, fabric.userName, Integer.toString(peerUid));
+        try {
+            int magic = b.getInt();
+            int version = magic == MAGIC ? b.getInt() : 0;
+            if (magic != MAGIC) {
+                refusal = "connection refused: not a request of the shm fabric (magic 0x" + Integer.toHexString(magic)
+                    + ", expected 0x" + Integer.toHexString(MAGIC) + ")";
+            } else if (version != VERSION) {
+                refusal = "connection refused: the peer speaks shm protocol version " + version + ", this side "
+                    + VERSION;
             }
-            child = new ShmCmId(fabric, channel);
-            child.peerPid = b.getLong();
-            child.peerNonce = b.getLong();
-            child.peerDirFd = b.getInt();
-            child.peerDirInode = b.getLong();
-            child.peerCapacity = b.getInt();
-            String srcHost = ShmLink.getString(b);
-            int srcPort = b.getInt();
-            String dstHost = ShmLink.getString(b);
-            int dstPort = b.getInt();
-            data = ShmLink.getBytes(b);
-            child.remote = new InetSocketAddress(srcHost, srcPort);
-            child.local = new InetSocketAddress(dstHost, dstPort);
-            if (child.peerCapacity < 1 || child.peerCapacity > ShmRingsDescriptor.MAX_CAPACITY
-                || Integer.bitCount(child.peerCapacity) != 1) {
-                refusal = "connection refused: bad ring capacity " + child.peerCapacity + " in the request";
+            if (refusal == null) {
+                Request r = parseRequest(b);
+                child = r.child;
+                refusal = r.refusal;
+                data = ShmLink.getBytes(b);
             }
+        } catch (RuntimeException e) {
+            // Cut short (underflow, a length past the end), an address that is no IP literal, a port out of range.
+            refusal = "connection refused: a malformed request (" + e + ")";
+            child = null;
         }
+        if (refusal != null) {
+            LOG.log(System.Logger.Level.DEBUG, "refused a request at " + local + ": " + refusal);
+        }
+        requestRead(from, child, data, refusal);
+    }
+
+    /** A request read: the child id it describes, and why it is refused (null: it is not). */
+    private record Request(ShmCmId child, String refusal) {
+    }
+
+    /** Reads a request after its magic and version. Throws on one cut short or an address that is no IP literal. */
+    private Request parseRequest(ByteBuffer b) {
+        String bootId = ShmLink.getString(b);
+        long dev = b.getLong();
+        long ino = b.getLong();
+        int peerUid = b.getInt();
+        String refusal = hostMismatch(bootId, dev, ino);
+        if (refusal != null) {
+            refusal = "connection refused: " + refusal;
+        } else if (peerUid != fabric.uid) {
+            refusal = userRefusal(fabric.uid, fabric.userName, Integer.toString(peerUid));
+        }
+        ShmCmId child = new ShmCmId(fabric, channel);
+        child.peerPid = b.getLong();
+        child.peerNonce = b.getLong();
+        child.peerDirFd = b.getInt();
+        child.peerDirInode = b.getLong();
+        child.peerCapacity = b.getInt();
+        String srcHost = ShmLink.getString(b);
+        int srcPort = b.getInt();
+        String dstHost = ShmLink.getString(b);
+        int dstPort = b.getInt();
+        child.remote = new InetSocketAddress(literal(srcHost), srcPort);
+        child.local = new InetSocketAddress(literal(dstHost), dstPort);
+        InetSocketAddress at = local;
+        if (refusal == null && at != null && (dstPort != at.getPort()
+            || !at.getAddress().isAnyLocalAddress() && !at.getAddress().equals(child.local.getAddress()))) {
+            refusal = "connection refused: the request is for " + child.local + ", this listener is at " + at;
+        }
+        if (refusal == null && (child.peerCapacity < 1 || child.peerCapacity > ShmRingsDescriptor.MAX_CAPACITY
+            || Integer.bitCount(child.peerCapacity) != 1)) {
+            refusal = "connection refused: bad ring capacity " + child.peerCapacity + " in the request";
+        }
+        return new Request(child, refusal);
+    }
+
+    /**
+     * The address an IP literal names, without a name lookup: a request names its addresses as literals, and
+     * anything else is refused (a lookup would hold the watcher thread, which serves every connection).
+     */
+    static InetAddress literal(String host) {
+        boolean v4 = host.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}");
+        boolean v6 = !v4 && host.indexOf(':') >= 0 && host.matches("[0-9A-Fa-f:.]+(%[0-9A-Za-z_.-]+)?");
+        if (!v4 && !v6) {
+            throw new IllegalArgumentException("not an IP address literal: '" + host + "'");
+        }
+        try {
+            return InetAddress.getByName(host);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("not an IP address literal: '" + host + "'");
+        }
+    }
+
+    /** Listener: the request read (or refused with {@code refusal}); answered through the engine or refused. */
+    private void requestRead(ShmLink from, ShmCmId child, ByteBuffer data, String refusal) {
         synchronized (this) {
             unrequested.remove(from);
             if (refusal == null && state != LISTENING) {
@@ -921,6 +993,11 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 return;
             }
             if (unrequested.remove(from)) {
+                if (cause.startsWith(BAD_MESSAGE)) {
+                    // A peer that sent something else than a request: told why, as a refused request is.
+                    LOG.log(System.Logger.Level.DEBUG, "refused a connection at " + local + ": " + cause);
+                    from.trySend(ShmLink.REJECT, rejectBody("connection refused: " + cause, EMPTY));
+                }
                 from.close();
                 return;
             }
@@ -931,7 +1008,8 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
             switch (state) {
                 case CONNECTING:
                     state = REFUSED;
-                    refusal = "connection refused: the listener at " + remote + " went away before answering";
+                    refusal = "connection refused: the listener at " + remote + (cause.startsWith(BAD_MESSAGE)
+                        ? " answered with a " + cause : " went away before answering");
                     event = new CmEvent(CmEvent.Type.REJECTED, this, null, EMPTY, refusal);
                     link = null;
                     break;

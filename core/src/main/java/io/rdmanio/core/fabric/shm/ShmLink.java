@@ -158,7 +158,7 @@ final class ShmLink {
                 try {
                     owner.message(this, type, body);
                 } catch (IOException | RuntimeException e) {
-                    owner.endOfFile(this, "bad message from the peer: " + e);
+                    owner.endOfFile(this, ShmCmId.BAD_MESSAGE + e);
                     return false;
                 }
             }
