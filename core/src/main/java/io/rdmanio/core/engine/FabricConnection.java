@@ -1335,6 +1335,11 @@ final class FabricConnection implements ZeroCopyConnection, FabricEngine.Waitabl
         return n;
     }
 
+    /** When this connection was made (its setup began), in {@link System#nanoTime()}'s time. */
+    long createdNanos() {
+        return createdNanos;
+    }
+
     /** Whether this accepted connection's handshake is still under way (for the listener's accept queue). */
     boolean isHandshaking() {
         synchronized (lock) {

@@ -11,6 +11,8 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 
 /**
@@ -33,6 +35,13 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
     static final int MAX_HELD = 1024;
     /** Linux's bound on a listen backlog ({@code net.core.somaxconn}'s default). */
     static final int SOMAXCONN = 4096;
+    /**
+     * How long an answered request's handshake may take before its place in a full accept queue goes to a request
+     * that waits. A handshake takes milliseconds; a client stopped in the middle of one (by a signal, a debugger,
+     * or a local process that never finishes it) would otherwise hold its place for as long as it lives, where the
+     * kernel keeps half-open TCP connections apart from the accept queue.
+     */
+    static final long HANDSHAKE_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final FabricEngine engine;
     private final CmId id;
@@ -51,6 +60,10 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
     private final ArrayList<FabricConnection> answered = new ArrayList<>();
     /** Requests held while the accept queue is full, oldest first. */
     private final ArrayDeque<CmEvent> held = new ArrayDeque<>();
+    /** Answered requests whose handshake outlasted {@link #HANDSHAKE_NANOS} while others waited: to give up. */
+    private final ArrayList<FabricConnection> stalled = new ArrayList<>();
+    /** A look at the stalled handshakes is scheduled ({@link #noteStalledLocked}). */
+    private boolean lookAgainScheduled;
     private boolean closed;
 
     FabricListener(FabricEngine engine, CmId id, int backlog, ConnectionOptions options) {
@@ -90,10 +103,68 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
                     return;
                 }
                 held.add(e);
-                return;
+                noteStalledLocked();
+                e = null;
             }
         }
-        answer(e, false);
+        if (e != null) {
+            answer(e, false);
+        } else {
+            abortStalled();
+        }
+    }
+
+    /**
+     * Requests wait for room: handshakes under way for longer than {@link #HANDSHAKE_NANOS} go to {@link #stalled};
+     * if others may outlast it, a look again is scheduled for when the first of them would (a waiting request is
+     * not sent again, as a SYN is, so nothing else would look).
+     */
+    private void noteStalledLocked() {
+        long now = System.nanoTime();
+        long next = Long.MAX_VALUE;
+        for (FabricConnection c : answered) {
+            if (!c.isHandshaking() || stalled.contains(c)) {
+                continue;
+            }
+            long age = now - c.createdNanos();
+            if (age > HANDSHAKE_NANOS) {
+                stalled.add(c);
+            } else {
+                next = Math.min(next, HANDSHAKE_NANOS - age);
+            }
+        }
+        if (next != Long.MAX_VALUE && !lookAgainScheduled && !held.isEmpty()) {
+            lookAgainScheduled = true;
+            // The JDK's shared delayer thread, made at its first use: nothing of rdmanio's runs until then.
+            CompletableFuture.delayedExecutor(next / 1_000_000 + 1, TimeUnit.MILLISECONDS).execute(() -> {
+                synchronized (lock) {
+                    lookAgainScheduled = false;
+                }
+                answerHeld();
+            });
+        }
+    }
+
+    /**
+     * Gives up the handshakes found stalled while requests wait for room (called without the lock), then answers
+     * the requests held for their places.
+     */
+    private void abortStalled() {
+        List<FabricConnection> give;
+        synchronized (lock) {
+            if (stalled.isEmpty()) {
+                return;
+            }
+            give = new ArrayList<>(stalled);
+            stalled.clear();
+        }
+        for (FabricConnection c : give) {
+            LOG.warn("gave up the handshake of a connection from {} on {}: not completed in {} s while connect"
+                + " requests waited for its place in the accept queue", c.remoteAddress(), local,
+                TimeUnit.NANOSECONDS.toSeconds(HANDSHAKE_NANOS));
+            c.abort();
+        }
+        answerHeld();
     }
 
     /**
@@ -113,13 +184,18 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
         while (true) {
             CmEvent e;
             synchronized (lock) {
-                if (closed || held.isEmpty() || !hasRoomLocked()) {
+                if (closed || held.isEmpty()) {
                     return;
+                }
+                if (!hasRoomLocked()) {
+                    noteStalledLocked();
+                    break;
                 }
                 e = held.poll();
             }
             answer(e, true);
         }
+        abortStalled();
     }
 
     /**
@@ -286,6 +362,7 @@ final class FabricListener implements Listener, FabricEngine.Waitable {
             pending = new ArrayList<>(ready);
             ready.clear();
             answered.clear();
+            stalled.clear();
             requests = new ArrayList<>(held);
             held.clear();
         }

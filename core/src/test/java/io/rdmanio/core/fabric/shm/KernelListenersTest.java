@@ -59,6 +59,7 @@ class KernelListenersTest {
             assertNotNull(hint, "a listener on 127.0.0.1");
             assertTrue(hint.contains("an interface's address"), hint);
             try (SocketChannel c = SocketChannel.open(s.getLocalAddress()); SocketChannel a = s.accept()) {
+                assertNotNull(a);
                 assertNull(KernelListeners.tcpListenerHint((InetSocketAddress) c.getLocalAddress()),
                     "a connected client's port");
             }

@@ -1,6 +1,8 @@
 package io.rdmanio.core.fabric.shm;
 
 import static io.rdmanio.core.fabric.shm.ShmTestSupport.expect;
+import static io.rdmanio.core.fabric.shm.ShmTestSupport.frame;
+import static io.rdmanio.core.fabric.shm.ShmTestSupport.request;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -86,28 +88,10 @@ class ShmHostileRequestTest extends WithShmDirectory {
         }
     }
 
-    /** A request as a client writes it, with the addresses given. */
-    private static ByteBuffer request(ShmFabric fabric, String source, String target, int targetPort) {
-        ByteBuffer b = ByteBuffer.allocate(1024);
-        b.putInt(ShmCmId.MAGIC).putInt(ShmCmId.VERSION);
-        ShmLink.putString(b, fabric.bootId);
-        b.putLong(fabric.dirDevice).putLong(fabric.dirInode).putInt(fabric.uid);
-        b.putLong(fabric.pid).putLong(fabric.nonce).putInt(fabric.directoryFd()).putLong(fabric.directoryInode());
-        b.putInt(64);
-        ShmLink.putString(b, source);
-        b.putInt(45000);
-        ShmLink.putString(b, target);
-        b.putInt(targetPort);
-        ShmLink.putBytes(b, ByteBuffer.allocate(0));
-        return b.flip();
-    }
-
-    private static ByteBuffer frame(byte type, ByteBuffer body) {
-        ByteBuffer f = ByteBuffer.allocate(3 + body.remaining());
-        return f.put(type).putShort((short) body.remaining()).put(body.duplicate()).flip();
-    }
-
-    /** Sends {@code frames} on a fresh connection to {@code socket}; the answer is a REJECT whose reason holds {@code why}. */
+    /**
+     * Sends {@code frames} on a fresh connection to {@code socket}; the answer is a REJECT whose reason holds
+     * {@code why}.
+     */
     private static void assertRefused(Path socket, String why, ByteBuffer... frames) throws IOException {
         try (SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             c.connect(UnixDomainSocketAddress.of(socket));

@@ -10,6 +10,7 @@ import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.Fabrics;
 import io.rdmanio.core.testsupport.CompletionWaits;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -109,5 +110,32 @@ final class ShmTestSupport {
         try (Stream<Path> files = Files.list(dir)) {
             return (int) files.count();
         }
+    }
+
+    /** A REQUEST's body as a client of {@code fabric} writes it, with the addresses given (for tests of raw peers). */
+    static ByteBuffer request(ShmFabric fabric, String source, String target, int targetPort) {
+        return request(fabric, source, target, targetPort, ByteBuffer.allocate(0));
+    }
+
+    /** {@link #request} carrying {@code data} as its private data (an engine's handshake, say). */
+    static ByteBuffer request(ShmFabric fabric, String source, String target, int targetPort, ByteBuffer data) {
+        ByteBuffer b = ByteBuffer.allocate(1024);
+        b.putInt(ShmCmId.MAGIC).putInt(ShmCmId.VERSION);
+        ShmLink.putString(b, fabric.bootId);
+        b.putLong(fabric.dirDevice).putLong(fabric.dirInode).putInt(fabric.uid);
+        b.putLong(fabric.pid).putLong(fabric.nonce).putInt(fabric.directoryFd()).putLong(fabric.directoryInode());
+        b.putInt(64);
+        ShmLink.putString(b, source);
+        b.putInt(45000);
+        ShmLink.putString(b, target);
+        b.putInt(targetPort);
+        ShmLink.putBytes(b, data);
+        return b.flip();
+    }
+
+    /** A message of {@code type} on a rendezvous connection, as {@link ShmLink} frames it. */
+    static ByteBuffer frame(byte type, ByteBuffer body) {
+        ByteBuffer f = ByteBuffer.allocate(3 + body.remaining());
+        return f.put(type).putShort((short) body.remaining()).put(body.duplicate()).flip();
     }
 }
