@@ -1297,10 +1297,11 @@ final class ShmCmId implements CmId, ShmLink.Receiver {
                 // closing
             }
             // The socket is registered with the watcher: its descriptor (and so the kernel's listening socket) is
-            // released when the watcher's selector deregisters it.
+            // released when the watcher's selector deregisters it. Waited for (briefly), so that a bind of the
+            // address right after this close, which looks at the sockets bound to the path, finds it gone.
             ShmWatcher w = fabric.startedWatcher();
             if (w != null && !w.inWatcher()) {
-                w.wakeup();
+                w.awaitRound(TimeUnit.SECONDS.toNanos(1));
             }
             RendezvousFiles.remove(path, inode);
         }

@@ -8,6 +8,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.spi.SelectorProvider;
 import java.net.StandardProtocolFamily;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -98,6 +99,32 @@ final class ShmWatcher implements Runnable {
      */
     void wakeup() {
         selector.wakeup();
+    }
+
+    /**
+     * Makes the watcher's select return, then waits (at most {@code timeoutNanos}, the caller's interrupt kept
+     * for it) until the watcher has gone through that round: channels registered with it and closed before this
+     * call are deregistered, their descriptors released. Not from the watcher thread.
+     */
+    void awaitRound(long timeoutNanos) {
+        if (closed) {
+            return;
+        }
+        CountDownLatch done = new CountDownLatch(1);
+        execute(done::countDown);
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean interrupted = false;
+        while (true) {
+            try {
+                done.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     boolean inWatcher() {
