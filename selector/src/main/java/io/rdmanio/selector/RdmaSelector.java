@@ -199,6 +199,10 @@ final class RdmaSelector extends AbstractSelector {
         for (;;) {
             pass++;
             foundReady = false;
+            // A wakeup made before this pass is this selection's, whatever ends it (ready keys, an interrupt), as
+            // the JDK's selector consumes its wakeup with the events it returns; one made during the pass stays
+            // for the next (a selection that returns is never kept from doing so, no wakeup is lost).
+            boolean woken = wakeupPending.getAndSet(false);
             processCancelledKeys();
             drainPending();
             progressEngines();
@@ -218,7 +222,7 @@ final class RdmaSelector extends AbstractSelector {
             if (count > 0 || foundReady || timeoutMillis == 0 || !isOpen() || Thread.currentThread().isInterrupted()) {
                 break;
             }
-            if (wakeupPending.getAndSet(false)) {
+            if (woken || wakeupPending.getAndSet(false)) {
                 break;
             }
             if (deadline != 0 && deadline - System.nanoTime() <= 0) {
