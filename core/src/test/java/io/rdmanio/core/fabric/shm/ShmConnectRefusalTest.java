@@ -44,10 +44,7 @@ class ShmConnectRefusalTest extends WithShmDirectory {
 
     private static String refusal(ShmFabric fabric, InetSocketAddress to) throws IOException {
         EventChannel events = fabric.createEventChannel();
-        CompletionQueue cq = fabric.createCompletionQueue(8);
-        CmId id = fabric.createId(events);
-        id.createQueuePair(new QueuePair.Config(cq, cq, 4, 4, 64));
-        id.connect(to, null);
+        CmId id = ShmTestSupport.connecting(fabric, events, to);
         CmEvent rejected = expect(events, CmEvent.Type.REJECTED);
         id.close();
         return rejected.reason();

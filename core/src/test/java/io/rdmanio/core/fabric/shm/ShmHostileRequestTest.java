@@ -8,9 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rdmanio.core.fabric.CmEvent;
 import io.rdmanio.core.fabric.CmId;
-import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.EventChannel;
-import io.rdmanio.core.fabric.QueuePair;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -62,11 +60,7 @@ class ShmHostileRequestTest extends WithShmDirectory {
             expect(events, CmEvent.Type.CONNECT_REQUEST).id().close();
 
             // A well-formed connect is still served.
-            EventChannel clientEvents = fabric.createEventChannel();
-            CompletionQueue cq = fabric.createCompletionQueue(8);
-            CmId client = fabric.createId(clientEvents);
-            client.createQueuePair(new QueuePair.Config(cq, cq, 4, 4, 64));
-            client.connect(at, null);
+            CmId client = ShmTestSupport.connecting(fabric, fabric.createEventChannel(), at);
             CmEvent request = expect(events, CmEvent.Type.CONNECT_REQUEST);
             assertEquals(at, request.id().localAddress());
             request.id().close();

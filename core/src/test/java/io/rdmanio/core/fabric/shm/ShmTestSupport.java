@@ -4,12 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.rdmanio.core.fabric.CmEvent;
+import io.rdmanio.core.fabric.CmId;
 import io.rdmanio.core.fabric.CompletionQueue;
 import io.rdmanio.core.fabric.Completions;
 import io.rdmanio.core.fabric.EventChannel;
 import io.rdmanio.core.fabric.Fabrics;
+import io.rdmanio.core.fabric.QueuePair;
 import io.rdmanio.core.testsupport.CompletionWaits;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -137,5 +140,17 @@ final class ShmTestSupport {
     static ByteBuffer frame(byte type, ByteBuffer body) {
         ByteBuffer f = ByteBuffer.allocate(3 + body.remaining());
         return f.put(type).putShort((short) body.remaining()).put(body.duplicate()).flip();
+    }
+
+    /**
+     * A fresh id of {@code fabric} with a small queue pair, connecting to {@code to}; its events go to
+     * {@code events}.
+     */
+    static CmId connecting(ShmFabric fabric, EventChannel events, InetSocketAddress to) throws IOException {
+        CompletionQueue cq = fabric.createCompletionQueue(8);
+        CmId id = fabric.createId(events);
+        id.createQueuePair(new QueuePair.Config(cq, cq, 4, 4, 64));
+        id.connect(to, null);
+        return id;
     }
 }
